@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+
 import jsonschema
 import pytest
 
 from toolemu.llm import LLMSettings, build_hub, default_gguf_path, system, user
+from toolemu.llm import settings as llm_settings
 
 pytestmark = pytest.mark.slow
 
@@ -28,6 +31,7 @@ def test_packaged_gguf_is_found_without_network() -> None:
 def test_embedded_model_gives_a_schema_valid_reply(tmp_path, monkeypatch, caplog) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setattr(llm_settings, "_noticed", threading.Event())  # the notice is once per process
     settings = LLMSettings(cache_path=tmp_path / "c.sqlite", max_tokens=96)
     hub = build_hub(settings, ("evaluator",))
     assert hub.roles["evaluator"].model == "local"

@@ -21,7 +21,7 @@ Model = Annotated[
     str | None,
     typer.Option(
         "--model",
-        help="Model for every role: openai:<m>, anthropic:<m>, local, local:<file.gguf>",
+        help="Model for every role: openai:<m>, anthropic:<m>, vllm:<hf-id-or-path>[+<lora>], local, local:<file.gguf>",
         rich_help_panel=_M,
     ),
 ]
@@ -54,16 +54,54 @@ MaxTotalTokens = Annotated[int | None, typer.Option(help="Stop new work past thi
 MaxCost = Annotated[float | None, typer.Option(help="Stop new work past this cost in USD.", rich_help_panel=_M)]
 MaxCalls = Annotated[int | None, typer.Option(help="Stop new work past this many model calls.", rich_help_panel=_M)]
 
+# How `vllm:<model>` starts its `vllm serve` (ignored with --base-url, which connects to a running server).
+_V = "vLLM server (vllm:<model>)"
+VllmTensorParallelSize = Annotated[int | None, typer.Option(help="GPUs to shard the model over.", rich_help_panel=_V)]
+VllmQuantization = Annotated[
+    str | None, typer.Option(help="Quantization method: awq, gptq, fp8, bitsandbytes, ...", rich_help_panel=_V)
+]
+VllmMaxModelLen = Annotated[int | None, typer.Option(help="Context length in tokens.", rich_help_panel=_V)]
+VllmGpuMemoryUtilization = Annotated[
+    float | None, typer.Option(help="Fraction of GPU memory vLLM may use (0-1].", rich_help_panel=_V)
+]
+VllmDtype = Annotated[
+    str | None, typer.Option(help="Weights dtype: auto, bfloat16, float16, float32.", rich_help_panel=_V)
+]
+VllmArg = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--vllm-arg",
+        metavar="<str>",
+        help="More `vllm serve` arguments, verbatim (repeatable; shell-split): --vllm-arg='--enforce-eager'.",
+        rich_help_panel=_V,
+    ),
+]
+VllmStartupTimeout = Annotated[
+    float | None, typer.Option(help="Seconds to wait for the server to be healthy (default 900).", rich_help_panel=_V)
+]
+VllmLogDir = Annotated[
+    Path | None,
+    typer.Option(
+        help="Folder for the server's log (default: $TOOLEMU_VLLM_LOG_DIR or a temp folder).", rich_help_panel=_V
+    ),
+]
+
 DEFAULT_CACHE = DEFAULT_CACHE_PATH
 
 
 def llm_settings(**values: object) -> LLMSettings:
     """Collect a command's model options; a bad value is one clear error line."""
+    given = {k: v for k, v in values.items() if v is not None}
+    # --vllm-* flags -> LLMSettings.vllm (VLLMOptions); --vllm-arg -> its `args`
+    vllm = {k.removeprefix("vllm_"): given.pop(k) for k in [k for k in given if k.startswith("vllm_")]}
+    if "arg" in vllm:
+        vllm["args"] = tuple(vllm.pop("arg"))
     try:
-        return LLMSettings(**{k: v for k, v in values.items() if v is not None})
+        return LLMSettings(**given, **({"vllm": vllm} if vllm else {}))
     except ValidationError as exc:
         err = exc.errors()[0]
-        flag = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else None
+        names = [str(part) for part in err["loc"] if isinstance(part, str)]
+        flag = ("--" + "-".join(names).replace("_", "-")).replace("--vllm-args", "--vllm-arg") if names else None
         message = str(err["ctx"]["error"]) if "error" in err.get("ctx", {}) else err["msg"]
         raise InputError.single("command line", message, field=flag) from None
 
@@ -83,6 +121,14 @@ _SHARED: list[tuple[str, Any, Any]] = [
     ("max_total_tokens", MaxTotalTokens, None),
     ("max_cost", MaxCost, None),
     ("max_calls", MaxCalls, None),
+    ("vllm_tensor_parallel_size", VllmTensorParallelSize, None),
+    ("vllm_quantization", VllmQuantization, None),
+    ("vllm_max_model_len", VllmMaxModelLen, None),
+    ("vllm_gpu_memory_utilization", VllmGpuMemoryUtilization, None),
+    ("vllm_dtype", VllmDtype, None),
+    ("vllm_arg", VllmArg, None),
+    ("vllm_startup_timeout", VllmStartupTimeout, None),
+    ("vllm_log_dir", VllmLogDir, None),
 ]
 
 
@@ -113,3 +159,8 @@ def with_model_options(max_tokens: int | None = 512) -> Callable[[Callable[..., 
         return command
 
     return decorate
+
+
+def shared_option_names() -> list[str]:
+    """The keyword names with_model_options adds, for commands that pass them on to another step."""
+    return [name for name, _, _ in _SHARED] + ["max_tokens"]

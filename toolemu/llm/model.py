@@ -49,13 +49,13 @@ def _structured_kwargs(options: ModelOptions, schema: dict[str, Any]) -> tuple[d
     if options.provider == "local":
         return {"json_schema": schema}, True  # llama.cpp's JSON-schema grammar
     if mode == "auto":
-        mode = "json_schema" if options.provider == "openai" else "prompt"
+        mode = "json_schema" if options.provider in ("openai", "vllm") else "prompt"
     if mode == "json_schema":
         strict = is_strict_compatible(schema)
         # Strict mode takes a subset of JSON schema; the full schema is still checked on the reply.
         fmt = {"name": "reply", "schema": strict_schema(schema) if strict else schema, "strict": strict}
         # OpenAI enforces only strict schemas; vLLM's guided decoding enforces any schema.
-        enforced = strict or options.base_url is not None
+        enforced = strict or options.base_url is not None or options.provider == "vllm"
         return {"extra_body": {"response_format": {"type": "json_schema", "json_schema": fmt}}}, enforced
     if mode == "json_object":  # the llama.cpp server's form
         return {"extra_body": {"response_format": {"type": "json_object", "schema": schema}}}, True

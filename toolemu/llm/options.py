@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Provider = Literal["openai", "anthropic", "local", "scripted"]
+Provider = Literal["openai", "anthropic", "local", "vllm", "scripted"]
 StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
 CacheMode = Literal["rw", "ro", "off"]
 
@@ -23,11 +24,31 @@ DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 def provider_of(model: str) -> Provider:
     head = model.split(":", 1)[0]
-    if head in ("openai", "anthropic", "local", "scripted"):
+    if head in ("openai", "anthropic", "local", "vllm", "scripted"):
         return head  # type: ignore[return-value]
     raise ValueError(
-        f"unknown model string '{model}': expected openai:<model>, anthropic:<model>, local or local:<file.gguf>"
+        f"unknown model string '{model}': expected openai:<model>, anthropic:<model>, vllm:<model>, "
+        "local or local:<file.gguf>"
     )
+
+
+class VLLMOptions(BaseModel):
+    """How a managed `vllm serve` is started for a `vllm:<model>` role (unused with --base-url)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tensor_parallel_size: int | None = Field(default=None, ge=1)
+    quantization: str | None = None
+    max_model_len: int | None = Field(default=None, ge=1)
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    dtype: str | None = None
+    args: tuple[str, ...] = Field(default=(), description="more `vllm serve` arguments, passed through verbatim")
+    startup_timeout: float = Field(default=900.0, gt=0, description="seconds to wait for the server to be healthy")
+    log_dir: Path | None = Field(default=None, description="where the server's log goes (default: a temp dir)")
+
+    def describe(self) -> dict[str, Any]:
+        """The settings that can change replies (not where the log goes or how long we wait)."""
+        return self.model_dump(exclude={"startup_timeout", "log_dir"}, exclude_defaults=True)
 
 
 class ModelOptions(BaseModel):
@@ -35,7 +56,9 @@ class ModelOptions(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    model: str = Field(description="provider:model, e.g. openai:gpt-4o-mini, anthropic:..., local, local:x.gguf")
+    model: str = Field(
+        description="provider:model, e.g. openai:gpt-4o-mini, anthropic:..., vllm:<hf-id>, local, local:x.gguf"
+    )
     temperature: float = 0.0
     max_tokens: int = 512
     seed: int | None = None
@@ -44,6 +67,7 @@ class ModelOptions(BaseModel):
     timeout: float = 120.0
     structured: StructuredMode = "auto"
     max_attempts: int = Field(default=5, ge=1, description="attempts per call on transient errors")
+    vllm: VLLMOptions = Field(default_factory=VLLMOptions)
 
     @field_validator("model")
     @classmethod
@@ -66,7 +90,10 @@ class ModelOptions(BaseModel):
 
     def describe(self) -> dict[str, object]:
         """Everything that identifies the model and decides its replies; never a secret."""
-        return self.model_dump(exclude={"api_key_env", "timeout", "max_attempts"})
+        described = self.model_dump(exclude={"api_key_env", "timeout", "max_attempts", "vllm"})
+        if self.provider == "vllm" and self.base_url is None:
+            described["vllm"] = self.vllm.describe()  # a server we start: its settings shape the replies
+        return described
 
 
 def default_model_string(environ: dict[str, str] | None = None) -> str:

@@ -49,16 +49,15 @@ def build_chat_model(options: ModelOptions, role: str) -> BaseChatModel:
         mod = _import("langchain_openai", "openai")
         # A local server (vLLM, llama.cpp, Ollama) usually takes any key.
         key = _api_key(options, required=options.base_url is None) or "not-needed"
-        return mod.ChatOpenAI(
-            model=options.model_name,
-            temperature=options.temperature,
-            max_tokens=options.max_tokens,
-            seed=options.seed,
-            base_url=options.base_url,
-            api_key=key,
-            timeout=options.timeout,
-            max_retries=0,  # our retry policy decides
-        )
+        return _chat_openai(mod, options, options.model_name, options.base_url, key)
+    if provider == "vllm":
+        if not options.model_name:
+            raise ModelConfigError("vllm needs a model: vllm:<hf-id-or-path>")
+        mod = _import("langchain_openai", "vllm")
+        from toolemu.llm.vllm import endpoint  # starts (or shares) the role's server unless --base-url names one
+
+        base_url, served, key = endpoint(options)
+        return _chat_openai(mod, options, served, base_url, key or _api_key(options, required=False) or "not-needed")
     if provider == "anthropic":
         if not options.model_name:
             raise ModelConfigError("anthropic needs a model name: anthropic:<model>")
@@ -76,3 +75,16 @@ def build_chat_model(options: ModelOptions, role: str) -> BaseChatModel:
             **kwargs,
         )
     raise ModelConfigError(f"{options.model}: the scripted provider is built by tests and --dry-run only")
+
+
+def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | None, key: str) -> BaseChatModel:
+    return mod.ChatOpenAI(
+        model=model,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        seed=options.seed,
+        base_url=base_url,
+        api_key=key,
+        timeout=options.timeout,
+        max_retries=0,  # our retry policy decides
+    )

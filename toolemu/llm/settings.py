@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
@@ -10,7 +11,14 @@ from pydantic import BaseModel, Field, field_validator
 from toolemu.llm.cache import DEFAULT_CACHE_PATH, ResponseCache
 from toolemu.llm.local import SMOKE_NOTICE
 from toolemu.llm.model import ChatFactory, ModelHub
-from toolemu.llm.options import CacheMode, ModelOptions, StructuredMode, default_model_string, provider_of
+from toolemu.llm.options import (
+    CacheMode,
+    ModelOptions,
+    StructuredMode,
+    VLLMOptions,
+    default_model_string,
+    provider_of,
+)
 from toolemu.llm.providers import build_chat_model
 from toolemu.llm.secrets import load_dotenv_file
 from toolemu.llm.usage import Budget, UsageTracker
@@ -35,6 +43,7 @@ class LLMSettings(BaseModel):
     max_total_tokens: int | None = None
     max_cost: float | None = None
     max_calls: int | None = None
+    vllm: VLLMOptions = Field(default_factory=VLLMOptions, description="for vllm:<model> roles")
 
     @field_validator("model")
     @classmethod
@@ -61,10 +70,14 @@ class LLMSettings(BaseModel):
             timeout=self.timeout,
             structured=self.structured,
             max_attempts=self.max_attempts,
+            vllm=self.vllm,
         )
 
     def budget(self) -> Budget:
         return Budget(self.max_total_tokens, self.max_cost, self.max_calls)
+
+
+_noticed = threading.Event()
 
 
 def build_hub(settings: LLMSettings, roles: tuple[str, ...], chat_factory: ChatFactory = build_chat_model) -> ModelHub:
@@ -72,9 +85,16 @@ def build_hub(settings: LLMSettings, roles: tuple[str, ...], chat_factory: ChatF
     load_dotenv_file()
     options = {role: settings.options_for(role) for role in roles}
     options["default"] = settings.options_for("default")
-    if any(
+    if not _noticed.is_set() and any(
         o.model == "local" and not settings.model and role not in settings.role_models for role, o in options.items()
     ):
+        _noticed.set()  # once per process: `toolemu run` builds a hub per step
         log.warning(SMOKE_NOTICE)
     cache = ResponseCache(settings.cache_path, settings.cache)
-    return ModelHub(options, cache, UsageTracker(settings.budget()), chat_factory)
+    hub = ModelHub(options, cache, UsageTracker(settings.budget()), chat_factory)
+    # A managed vLLM server starts now, in the calling (main) thread: a start-up error or Ctrl-C while it loads
+    # reaches the command at once, not an episode's worker thread.
+    for role in roles:
+        if options[role].provider == "vllm" and options[role].base_url is None:
+            hub.model(role)
+    return hub
