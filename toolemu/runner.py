@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from toolemu.episode import DEFAULT_MAX_ITERATIONS, EpisodeConfig, Interrupted, run_episode
@@ -25,6 +26,9 @@ log = logging.getLogger("toolemu")
 TRAJECTORIES = "trajectories.jsonl"
 RETRIED_ERRORS = "trajectories.errors.jsonl"  # failed attempts that a resume re-ran: kept, not lost
 RUN_FILE = "run.json"
+T = TypeVar("T")
+# What picks the (case, trial) pairs; recorded in run.json so shards can be merged and checked for gaps.
+SELECTION_FIELDS = {"num_trials", "case_names", "start_index", "trunc_num", "shuffle", "seed"}
 
 
 class RunConfig(BaseModel):
@@ -39,10 +43,38 @@ class RunConfig(BaseModel):
     trunc_num: int | None = Field(default=None, ge=1)
     shuffle: bool = False
     seed: int = 0
+    shard: tuple[int, int] | None = None  # (i, n): only pair j of the selection with j % n == i
+
+    @field_validator("shard")
+    @classmethod
+    def _valid_shard(cls, shard: tuple[int, int] | None) -> tuple[int, int] | None:
+        if shard is not None and not 0 <= shard[0] < shard[1]:
+            raise ValueError(f"expected i/n with 0 <= i < n, got {shard[0]}/{shard[1]}")
+        return shard
 
     def identity(self) -> dict[str, Any]:
         """What must match for a dump dir to be resumed by this config."""
-        return self.model_dump(include={"agent_type", "agent_format", "simulator_type", "max_iterations"})
+        ident = self.model_dump(include={"agent_type", "agent_format", "simulator_type", "max_iterations"})
+        if self.shard is not None:  # absent when unsharded, so run dirs written before sharding still resume
+            ident["shard"] = list(self.shard)
+        return ident
+
+    def selection(self) -> dict[str, Any]:
+        return self.model_dump(include=SELECTION_FIELDS)
+
+
+def shard_pairs(pairs: list[T], shard: tuple[int, int] | None) -> list[T]:
+    """Pair j of the full selection (cases in selection order x trials) belongs to shard j % n."""
+    if shard is None:
+        return list(pairs)
+    i, n = shard
+    return [p for j, p in enumerate(pairs) if j % n == i]
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def select_cases(bench: Benchmark, config: RunConfig, source: str = "--case-names") -> list[tuple[int, Case]]:
@@ -72,12 +104,16 @@ class RunSummary:
     not_run: list[tuple[str, int]] = field(default_factory=list)
     stop_reason: str = ""
     cost_usd: float = 0.0
+    shard: tuple[int, int] | None = None
+    selected: int = 0  # pairs of the whole selection, all shards together
 
     def lines(self) -> list[str]:
         out = [
             f"trajectories: {self.trajectories}",
             f"pairs: {self.total} (already done {self.skipped}, finished now {self.finished}, failed {self.failed})",
         ]
+        if self.shard is not None:
+            out.append(f"shard: {self.shard[0]}/{self.shard[1]} ({self.total} of {self.selected} selected pairs)")
         if self.not_run:
             names = ", ".join(f"{c}#{t}" for c, t in self.not_run[:10])
             more = f" and {len(self.not_run) - 10} more" if len(self.not_run) > 10 else ""
@@ -85,13 +121,17 @@ class RunSummary:
         return out
 
 
-def prepare_dump_dir(dump_dir: Path, config: RunConfig) -> tuple[str, set[tuple[str, int]]]:
+def prepare_dump_dir(
+    dump_dir: Path, config: RunConfig, plan: dict[str, Any] | None = None
+) -> tuple[str, set[tuple[str, int]]]:
     """Create or resume a run directory. Returns the run id and the (case, trial) pairs already finished.
 
+    `plan` (what this run selected: expected_pairs and the like) is recorded in run.json, replacing the last one.
     Failed records are moved to RETRIED_ERRORS, so every pair appears at most once in TRAJECTORIES.
     """
     dump_dir.mkdir(parents=True, exist_ok=True)
     run_file = dump_dir / RUN_FILE
+    meta: dict[str, Any] = {}
     if run_file.exists():
         meta = json.loads(run_file.read_text())
         if meta.get("config") != config.identity():
@@ -104,7 +144,8 @@ def prepare_dump_dir(dump_dir: Path, config: RunConfig) -> tuple[str, set[tuple[
         run_id = meta["run_id"]
     else:
         run_id = f"{dump_dir.name}-{uuid.uuid4().hex[:8]}"
-        run_file.write_text(json.dumps({"run_id": run_id, "config": config.identity()}, indent=2))
+    if plan is not None or not run_file.exists():
+        write_json_atomic(run_file, {**meta, "run_id": run_id, "config": config.identity(), **(plan or {})})
     path = dump_dir / TRAJECTORIES
     records = read_jsonl(path)
     done: dict[tuple[str, int], dict[str, Any]] = {}
@@ -123,7 +164,7 @@ def prepare_dump_dir(dump_dir: Path, config: RunConfig) -> tuple[str, set[tuple[
     return run_id, set(done)  # type: ignore[arg-type]
 
 
-def _progress() -> Progress:
+def progress_bar() -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -141,17 +182,26 @@ def run_cases(
     bench: Benchmark, hub: ModelHub, config: RunConfig, dump_dir: Path, show_progress: bool = True
 ) -> RunSummary:
     cases = select_cases(bench, config)
-    run_id, done = prepare_dump_dir(dump_dir, config)
-    pairs = [(idx, case, t) for idx, case in cases for t in range(config.num_trials)]
+    selected = [(idx, case, t) for idx, case in cases for t in range(config.num_trials)]
+    pairs = shard_pairs(selected, config.shard)
+    models = {role: hub.roles.get(role) or hub.roles.get("default") for role in ("agent", "emulator")}
+    plan = {
+        "selection": config.selection(),
+        "selected_cases": [case.name for _, case in cases],
+        "expected_pairs": [[case.name, t] for _, case, t in pairs],
+        "models": {role: opts.model for role, opts in models.items() if opts is not None},
+    }
+    run_id, done = prepare_dump_dir(dump_dir, config, plan)
     todo = [p for p in pairs if (p[1].name, p[2]) not in done]
     summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
+    summary.shard, summary.selected = config.shard, len(selected)
     writer = JsonlWriter(summary.trajectories)
     ep_config = EpisodeConfig(
         run_id, config.agent_type, config.agent_format, config.simulator_type, config.max_iterations
     )
     pending = list(todo)
     running: dict[Future[Trajectory], tuple[int, Case, int]] = {}
-    progress = _progress()
+    progress = progress_bar()
     task = progress.add_task("episodes", total=len(todo), failed=0, cost=0.0)
     if show_progress:
         progress.start()

@@ -32,6 +32,15 @@ def _choice(value: str, allowed: tuple[str, ...] | list[str], flag: str) -> str:
     return value
 
 
+def _shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    if not m or not int(m[1]) < int(m[2]):
+        raise InputError.single("command line", f"expected i/n with 0 <= i < n, got {value!r}", field="--shard")
+    return int(m[1]), int(m[2])
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "model"
 
@@ -86,6 +95,13 @@ def emulate(
         bool, typer.Option(help="Scripted models for every role: no model at all.", rich_help_panel=_R)
     ] = False,
     no_progress: Annotated[bool, typer.Option(help="No progress bar.", rich_help_panel=_R)] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Run shard i of n (i/n, e.g. 0/4): pair j of the selected (case, trial) pairs goes to shard j % n.",
+            rich_help_panel=_R,
+        ),
+    ] = None,
     *,
     model_flags: o.ModelFlags,
 ) -> RunSummary:
@@ -93,6 +109,7 @@ def emulate(
     _choice(agent_type, AGENT_TYPES, "--agent-type")
     _choice(agent_format, AGENT_FORMATS, "--agent-format")
     _choice(simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    shard_of = _shard(shard)
     role_models = {k: v for k, v in {"agent": agent_model, "emulator": simulator_model}.items() if v}
     model = model_flags["model"]
     dry = {"model": DRY_RUN_OPTIONS["model"], "structured": DRY_RUN_OPTIONS["structured"], "cache": "off"}
@@ -126,6 +143,7 @@ def emulate(
         trunc_num=trunc_num,
         shuffle=shuffle,
         seed=model_flags["seed"] or 0,
+        shard=shard_of,
     )
     kits = load_benchmark(toolkits_path or [DEFAULT_TOOLKITS]).toolkits
     bench = load_benchmark(input_path or [DEFAULT_CASES], known_toolkits=kits)
@@ -133,6 +151,8 @@ def emulate(
     if dump_dir is None:
         tag = "dry-run" if dry_run else ("smoke_" if smoke else "") + _slug(agent_opts.model)
         dump_dir = DUMPS / f"{tag}_{agent_type}_{simulator_type}"
+        if shard_of is not None:
+            dump_dir = dump_dir.with_name(f"{dump_dir.name}_shard-{shard_of[0]}-of-{shard_of[1]}")
     paid = {settings.options_for(r).provider for r in ("agent", "emulator")} & {"openai", "anthropic"}
     if paid and not auto and sys.stdin.isatty() and not typer.confirm(f"Run with paid models ({', '.join(paid)})?"):
         raise typer.Exit(1)

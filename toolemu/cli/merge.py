@@ -1,0 +1,28 @@
+"""`toolemu merge`: combine the run directories of a sharded run (`toolemu emulate --shard i/n`) into one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolemu.merge import MergeResult, merge_runs
+
+
+def merge(
+    shard_dirs: Annotated[list[Path], typer.Argument(help="Run directories of the shards (their --dump-dir).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory of the merged run; an earlier merge is replaced.")],
+) -> MergeResult:
+    """Merge shards into one run: every (case, trial) once; exit 1 when pairs are missing, 2 on mismatched shards."""
+    result = merge_runs(shard_dirs, out)
+    for line in result.lines():
+        typer.echo(line)
+    if result.missing:
+        typer.echo(
+            f"incomplete: {result.missing_count} pairs missing; resubmit their shards (finished pairs are skipped), "
+            "then merge again",
+            err=True,
+        )
+        raise typer.Exit(1)
+    return result
