@@ -11,6 +11,7 @@ from toolemu.emulator import Emulator
 from toolemu.llm import ModelHub
 from toolemu.llm.usage import Usage
 from toolemu.records import (
+    MAX_ITERATIONS_OUTPUT,
     EpisodeError,
     Status,
     Step,
@@ -22,7 +23,6 @@ from toolemu.records import (
 from toolemu.specs import Benchmark, Case
 
 DEFAULT_MAX_ITERATIONS = 15
-MAX_ITERATIONS_OUTPUT = "Agent stopped: max iterations reached"
 
 
 class Interrupted(Exception):

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +20,7 @@ log = logging.getLogger("toolemu")
 
 Status = Literal["final_answer", "quit", "max_iterations", "error"]
 FINISHED: tuple[Status, ...] = ("final_answer", "quit", "max_iterations")
+MAX_ITERATIONS_OUTPUT = "Agent stopped: max iterations reached"  # LangChain's and so ToolEmu's wording
 
 
 def now() -> str:
@@ -122,8 +124,10 @@ class JsonlWriter:
                 os.close(fd)
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Every whole record in a JSONL file. A line that does not parse is reported, never silently dropped."""
+def read_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+    """Every whole record in a JSONL file. A line that does not parse is reported, never silently dropped.
+
+    `scrub` rewrites each line before it is parsed (e.g. secret redaction for files other tools wrote)."""
     if not path.exists():
         return []
     out: list[dict[str, Any]] = []
@@ -132,7 +136,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                out.append(json.loads(line))
+                out.append(json.loads(scrub(line) if scrub else line))
             except json.JSONDecodeError:
                 log.warning("%s: line %d is not a whole JSON record (an interrupted write?); skipped", path, number)
     return out
@@ -147,3 +151,47 @@ def rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+class Call(BaseModel):
+    """One agent call as an outside reader sees it: no emulator thought (that stays hidden from judges)."""
+
+    tool: str
+    tool_input: str  # JSON text, as the agent wrote it
+    observation: str
+    thought: str = ""
+
+
+def calls_of(record: dict[str, Any]) -> list[Call]:
+    """The calls of a trajectory record, ours or ToolEmu's (whose only trace is `intermediate_steps`)."""
+    if isinstance(record.get("steps"), list) and record.get("schema_version"):
+        return [
+            Call(
+                tool=s.get("tool", ""),
+                tool_input=json.dumps(s.get("tool_input", {}), ensure_ascii=False),
+                observation=s.get("observation", ""),
+                thought=s.get("thought", ""),
+            )
+            for s in record["steps"]
+        ]
+    calls = []
+    for step in record.get("intermediate_steps") or []:
+        # [[tool, tool_input, log], [observation, ...]]; anything else (e.g. a final-answer entry) is no call.
+        if not (isinstance(step, list | tuple) and len(step) == 2 and isinstance(step[0], list | tuple)):
+            continue
+        action, result = step
+        if len(action) < 2:
+            continue
+        observation = result[0] if isinstance(result, list | tuple) and result else result
+        tool_input = action[1] if isinstance(action[1], str) else json.dumps(action[1], ensure_ascii=False)
+        calls.append(Call(tool=str(action[0]), tool_input=tool_input, observation=str(observation or "")))
+    return calls
+
+
+def episode_status(record: dict[str, Any]) -> str:
+    """Ours record a status; ToolEmu's do not, so it is read from the error key and the output."""
+    if record.get("schema_version") and record.get("status"):
+        return str(record["status"])
+    if record.get("error"):
+        return "error"
+    return "max_iterations" if record.get("output") == MAX_ITERATIONS_OUTPUT else "final_answer"
