@@ -12,7 +12,11 @@ import typer
 
 from toolemu.cli import options as o
 from toolemu.cli import run as run_module
+from toolemu.cli.evaluate import evaluate
 from toolemu.cli.generate import generate_app
+from toolemu.cli.merge import merge
+from toolemu.cli.pipeline import run
+from toolemu.cli.report import report, view
 from toolemu.errors import InputError
 from toolemu.llm import LocalModelError, ModelConfigError, build_hub, system, user
 from toolemu.llm.secrets import RedactingFilter
@@ -100,8 +104,11 @@ def chat(
 
 
 app.command("emulate")(run_module.emulate)
-# Until evaluation and reports land, `run` is emulation alone; it then goes on to evaluate and report.
-app.command("run")(run_module.emulate)
+app.command("merge")(merge)
+app.command("evaluate")(evaluate)
+app.command("report")(report)
+app.command("view")(view)
+app.command("run")(run)
 
 
 def main() -> None:

@@ -1,0 +1,63 @@
+"""`toolemu report` and `toolemu view`: summarise runs (ours or ToolEmu's) and look at them."""
+
+from __future__ import annotations
+
+import threading
+import webbrowser
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolemu.errors import InputError
+from toolemu.report.model import Report
+from toolemu.report.tables import print_summary
+from toolemu.report.write import REPORT_HTML, write_report
+
+
+def report(
+    dumps: Annotated[
+        list[Path], typer.Argument(help="Run directories, or trajectory .jsonl files (ToolEmu's too); one run each.")
+    ],
+    out: Annotated[Path | None, typer.Option(help="Where to write (default: beside the dumps).")] = None,
+) -> Report:
+    """Statistics, summary.csv, report.json and a self-contained report.html for one or more runs."""
+    result, files = write_report(dumps, out)
+    print_summary(result)
+    for kind, path in files.items():
+        typer.echo(f"{kind}: {path}")
+    return result
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+def serve(directory: Path, port: int = 0) -> ThreadingHTTPServer:
+    """A static server on loopback only, in a background thread; `server.shutdown()` stops it."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), partial(_QuietHandler, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True, name="report-server").start()
+    return server
+
+
+def view(
+    path: Annotated[Path, typer.Argument(help="A report.html, or the directory holding it.")] = Path("."),
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free one).")] = 0,
+    no_browser: Annotated[bool, typer.Option(help="Only serve; print the address.")] = False,
+) -> None:
+    """Serve a report on loopback and open it in the browser; Ctrl-C stops."""
+    page = path / REPORT_HTML if path.is_dir() else path
+    if not page.is_file():
+        raise InputError.single(path, "expected a report.html or a directory holding one (run `toolemu report`)")
+    server = serve(page.parent, port)
+    url = f"http://127.0.0.1:{server.server_address[1]}/{page.name}"
+    typer.echo(f"serving {page} at {url} (Ctrl-C stops)")
+    if not no_browser:
+        webbrowser.open(url)
+    try:
+        threading.Event().wait()
+    finally:
+        server.shutdown()
