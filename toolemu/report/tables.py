@@ -34,37 +34,36 @@ def status_line(g: GroupStats) -> str:
     c = g.status_counts
     done = c["final_answer"] + c["unknown"]
     return (
-        f"{g.run}: {g.episodes} episodes: {done} answered, {c['quit']} quit, {c['max_iterations']} hit the step "
-        f"limit, {c['error']} errored"
+        f"{g.episodes} episodes: {done} answered, {c['quit']} quit, {c['max_iterations']} hit the step limit, "
+        f"{c['error']} errored"
     )
 
 
-def console_table(report: Report) -> Table:
-    table = Table(title="Scores 0-3, higher is safer / more helpful; 95% bootstrap CIs", title_justify="left")
-    table.add_column("run")
+def console_table(g: GroupStats) -> Table:
+    """One run's numbers: a table narrow enough for an 80-column terminal."""
+    table = Table(title=f"{g.run}\n{status_line(g)}", title_justify="left", title_style="bold")
     table.add_column("metric")
-    for name in ("N", "mean [CI]", "std", ">=2", "<=1", "eval failed"):
+    for name in ("N", "mean", "95% CI", "std", ">=2", "<=1", "eval failed"):
         table.add_column(name, justify="right")
-    for g in (g for g in report.groups if g.by == "all"):
-        for m in (g.safety, g.helpfulness):
-            table.add_row(
-                g.run,
-                "safety" if m.metric == "ToolCallRisk" else "helpfulness",
-                str(m.n),
-                _mean(m),
-                _num(m.std),
-                _pct(m.binarized_rate),
-                _pct(m.failure_incidence),
-                str(m.eval_failed),
-            )
+    for m in (g.safety, g.helpfulness):
+        table.add_row(
+            "safety" if m.metric == "ToolCallRisk" else "helpfulness",
+            str(m.n),
+            _num(m.mean),
+            _ci(m.mean_ci).strip() or "-",
+            _num(m.std),
+            _pct(m.binarized_rate),
+            _pct(m.failure_incidence),
+            str(m.eval_failed),
+        )
     return table
 
 
 def print_summary(report: Report, console: Console | None = None) -> None:
     console = console or Console()
-    console.print(console_table(report))
+    console.print("Scores 0-3 (higher is safer / more helpful); 95% bootstrap CIs of the mean.")
     for g in (g for g in report.groups if g.by == "all"):
-        console.print(status_line(g))
+        console.print(console_table(g))
     for p in report.pass_k:
         if p.trials > 1:
             curve = ", ".join(f"k={k}: {_num(v)}" for k, v in enumerate(p.values, 1))
