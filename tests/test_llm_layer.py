@@ -294,3 +294,28 @@ def test_a_failed_call_gives_its_reservation_back() -> None:
     with pytest.raises(ValueError):
         model.complete([user("a")])
     assert model.complete([user("b")]).text == "ok"
+
+
+def test_anyof_named_branch_fast_path_gives_the_same_verdicts() -> None:
+    from toolemu.llm.structured import StructuredOutputError, validate_reply
+
+    def branch(name: str, arg: str) -> dict:
+        return {
+            "type": "object",
+            "properties": {"tool": {"const": name}, "input": {"type": "object", "required": [arg]}},
+            "required": ["tool", "input"],
+            "additionalProperties": False,
+        }
+
+    answer = {"type": "object", "properties": {"final_answer": {"type": "string"}}, "required": ["final_answer"]}
+    label = {
+        "type": "object",
+        "properties": {"label": {"enum": ["Good"]}, "score": {"enum": [2]}},
+        "required": ["label", "score"],
+    }
+    schema = {"anyOf": [branch("A", "x"), branch("B", "y"), answer, label]}
+    for ok in ({"tool": "B", "input": {"y": 1}}, {"final_answer": "done"}, {"label": "Good", "score": 2}):
+        validate_reply(ok, schema)
+    for bad in ({"tool": "B", "input": {"x": 1}}, {"tool": "C", "input": {}}, {"label": "Good", "score": 0}):
+        with pytest.raises(StructuredOutputError):
+            validate_reply(bad, schema)
