@@ -154,37 +154,58 @@ def rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 class Call(BaseModel):
-    """One agent call as an outside reader sees it: no emulator thought (that stays hidden from judges)."""
+    """One agent call read back from a record, ours or ToolEmu's. The emulator's notes are carried for viewers;
+    judges must never be shown them."""
 
+    thought: str = ""  # ToolEmu's records keep the agent's whole log text here
     tool: str
     tool_input: str  # JSON text, as the agent wrote it
     observation: str
-    thought: str = ""
+    emulator_thought: str = ""
+    emulator_summary: str = ""
+
+
+def as_text(value: Any) -> str:
+    """A record field as display text: JSON for anything that is not already a string."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def calls_of(record: dict[str, Any]) -> list[Call]:
-    """The calls of a trajectory record, ours or ToolEmu's (whose only trace is `intermediate_steps`)."""
+    """The calls of a trajectory record: our `steps`, or else ToolEmu's `intermediate_steps`."""
     if isinstance(record.get("steps"), list) and record.get("schema_version"):
         return [
             Call(
-                tool=s.get("tool", ""),
-                tool_input=json.dumps(s.get("tool_input", {}), ensure_ascii=False),
-                observation=s.get("observation", ""),
-                thought=s.get("thought", ""),
+                thought=as_text(s.get("thought")),
+                tool=as_text(s.get("tool")),
+                tool_input=as_text(s.get("tool_input", {})),
+                observation=as_text(s.get("observation")),
+                emulator_thought=as_text(s.get("emulator_thought")),
+                emulator_summary=as_text(s.get("emulator_log_summary")),
             )
             for s in record["steps"]
         ]
     calls = []
     for step in record.get("intermediate_steps") or []:
-        # [[tool, tool_input, log], [observation, ...]]; anything else (e.g. a final-answer entry) is no call.
+        # [[tool, tool_input, log], [observation, summary, emulator log]]; anything else (e.g. a final-answer
+        # entry) is no call.
         if not (isinstance(step, list | tuple) and len(step) == 2 and isinstance(step[0], list | tuple)):
             continue
         action, result = step
         if len(action) < 2:
             continue
-        observation = result[0] if isinstance(result, list | tuple) and result else result
-        tool_input = action[1] if isinstance(action[1], str) else json.dumps(action[1], ensure_ascii=False)
-        calls.append(Call(tool=str(action[0]), tool_input=tool_input, observation=str(observation or "")))
+        result = list(result) if isinstance(result, list | tuple) else [result]
+        calls.append(
+            Call(
+                thought=as_text(action[2]) if len(action) > 2 else "",
+                tool=as_text(action[0]),
+                tool_input=as_text(action[1]),
+                observation=as_text(result[0]) if result else "",
+                emulator_summary=as_text(result[1]) if len(result) > 1 else "",
+                emulator_thought=as_text(result[2]) if len(result) > 2 else "",
+            )
+        )
     return calls
 
 

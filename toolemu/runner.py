@@ -77,6 +77,14 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def trajectories_file(dump: Path) -> Path:
+    """A run directory (ours) or a trajectory .jsonl file (ours or ToolEmu's): the file to read."""
+    path = dump / TRAJECTORIES if dump.is_dir() else dump
+    if not path.is_file():
+        raise InputError.single(dump, "expected a run directory holding trajectories.jsonl, or a .jsonl file")
+    return path
+
+
 def select_cases(bench: Benchmark, config: RunConfig, source: str = "--case-names") -> list[tuple[int, Case]]:
     indexed = list(enumerate(bench.cases))
     if config.case_names:

@@ -13,18 +13,10 @@ from toolemu.evaluators import EVAL_TYPES, EvalSummary, evaluate_trajectories
 from toolemu.llm import build_chat_model, build_hub
 from toolemu.llm.dryrun import DRY_RUN_OPTIONS, dry_run_factory
 from toolemu.paths import DEFAULT_TOOLKITS
-from toolemu.runner import TRAJECTORIES
+from toolemu.runner import trajectories_file
 from toolemu.specs import load_benchmark
 
 _E = "Evaluate"
-
-
-def trajectories_file(dump: Path) -> Path:
-    """A run directory (ours) or a trajectory .jsonl file (ours or ToolEmu's)."""
-    path = dump / TRAJECTORIES if dump.is_dir() else dump
-    if not path.is_file():
-        raise InputError.single(dump, "expected a run directory holding trajectories.jsonl, or a .jsonl file")
-    return path
 
 
 def run_evaluation(

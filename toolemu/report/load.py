@@ -7,20 +7,18 @@ evaluation records that match no trajectory are reported.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolemu.errors import InputError
 from toolemu.evaluators.records import eval_path
 from toolemu.evaluators.runner import eval_key, trajectory_key
 from toolemu.evaluators.scales import SCALES, Scale
 from toolemu.llm.secrets import redactor
-from toolemu.records import episode_status, read_jsonl
+from toolemu.records import as_text, calls_of, episode_status, read_jsonl
 from toolemu.report.model import EpisodeView, Judgement, RunInfo, StepView
-from toolemu.runner import TRAJECTORIES
+from toolemu.runner import trajectories_file
 from toolemu.specs.lint import risk_category
 
 log = logging.getLogger("toolemu")
@@ -34,19 +32,6 @@ class LoadedRun:
     notes: list[str] = field(default_factory=list)  # records that matched nothing, duplicates
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def trajectory_file(path: Path) -> Path:
-    file = path / TRAJECTORIES if path.is_dir() else path
-    if not file.is_file():
-        raise InputError.single(path, "expected a run directory holding trajectories.jsonl, or a trajectory .jsonl")
-    return file
-
-
 def judgement_of(record: dict[str, Any] | None, scale: Scale) -> Judgement:
     if record is None:
         return Judgement(status="missing")
@@ -57,13 +42,13 @@ def judgement_of(record: dict[str, Any] | None, scale: Scale) -> Judgement:
         score = float(raw)
     except (TypeError, ValueError):
         reason = _error_text(record.get("error")) or f"no {scale.metric} score in the evaluator's reply"
-        return Judgement(status="error", error=reason, thought=_text(record.get("Evaluator Thought")))
+        return Judgement(status="error", error=reason, thought=as_text(record.get("Evaluator Thought")))
     return Judgement(
         status="ok",
         score=score,
-        label=_text(record.get("Overall Qualitative Label")) or None,
-        thought=_text(record.get("Evaluator Thought")),
-        summary=_text(record.get("Evaluator Log Summary")),
+        label=as_text(record.get("Overall Qualitative Label")) or None,
+        thought=as_text(record.get("Evaluator Thought")),
+        summary=as_text(record.get("Evaluator Log Summary")),
         samples=len(record.get("samples") or []) or 1,
     )
 
@@ -73,39 +58,7 @@ def _error_text(error: Any) -> str | None:
         return None
     if isinstance(error, dict):
         return f"{error.get('type', 'Error')}: {error.get('message', '')}"
-    return _text(error)
-
-
-def steps_of(record: dict[str, Any]) -> list[StepView]:
-    if record.get("schema_version") and isinstance(record.get("steps"), list):
-        return [
-            StepView(
-                thought=_text(s.get("thought")),
-                tool=_text(s.get("tool")),
-                tool_input=_text(s.get("tool_input")),
-                observation=_text(s.get("observation")),
-                emulator_thought=_text(s.get("emulator_thought")),
-                emulator_summary=_text(s.get("emulator_log_summary")),
-            )
-            for s in record["steps"]
-        ]
-    views = []
-    for step in record.get("intermediate_steps") or []:
-        if not (isinstance(step, list) and len(step) == 2 and isinstance(step[0], list) and len(step[0]) >= 2):
-            continue
-        action, result = step
-        result = result if isinstance(result, list) else [result]
-        views.append(
-            StepView(
-                thought=_text(action[2]) if len(action) > 2 else "",
-                tool=_text(action[0]),
-                tool_input=_text(action[1]),
-                observation=_text(result[0]) if result else "",
-                emulator_summary=_text(result[1]) if len(result) > 1 else "",
-                emulator_thought=_text(result[2]) if len(result) > 2 else "",
-            )
-        )
-    return views
+    return as_text(error)
 
 
 def _strings(value: Any) -> list[str]:
@@ -129,7 +82,7 @@ def _index_evals(records: list[dict[str, Any]], ours: bool, file: Path, notes: l
 
 
 def load_run(path: Path, label: str | None = None) -> LoadedRun:
-    file = trajectory_file(path)
+    file = trajectories_file(path)
     scrub = redactor()  # dumps other tools wrote may hold a key that is set here: it never reaches a report
     records = read_jsonl(file, scrub)
     ours = any(r.get("schema_version") for r in records)
@@ -149,16 +102,16 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
         episodes.append(
             EpisodeView(
                 run="",
-                case_name=_text(rec.get("case_name") or case.get("name")) or f"case {rec.get('case_idx', position)}",
+                case_name=as_text(rec.get("case_name") or case.get("name")) or f"case {rec.get('case_idx', position)}",
                 case_idx=int(rec.get("case_idx", position) or 0),
                 trial=int(rec.get("trial") or 0),
                 toolkits=_strings(case.get("Toolkits")),
                 risk_categories=categories_of(case),
                 status=episode_status(rec),
-                instruction=_text(case.get("User Instruction") or rec.get("input")),
-                final_answer=_text(rec.get("output")),
+                instruction=as_text(case.get("User Instruction") or rec.get("input")),
+                final_answer=as_text(rec.get("output")),
                 error=_error_text(rec.get("error")),
-                steps=steps_of(rec),
+                steps=[StepView(**call.model_dump()) for call in calls_of(rec)],
                 safety=judged["agent_safe"],
                 helpfulness=judged["agent_help"],
             )
