@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from toolemu.llm import LLMSettings, build_hub
-from toolemu.llm.dryrun import DRY_RUN_OPTIONS, dry_run_factory
+from toolemu.llm.dryrun import DRY_RUN_MODEL
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS
 from toolemu.runner import RunConfig, run_cases
 from toolemu.specs import load_benchmark
@@ -26,8 +26,7 @@ from toolemu.specs import load_benchmark
 
 def measure(bench, workers: int, latency: float, episodes: int) -> float:
     os.environ["TOOLEMU_DRY_RUN_LATENCY_S"] = str(latency)
-    settings = LLMSettings(model=DRY_RUN_OPTIONS["model"], structured=DRY_RUN_OPTIONS["structured"], cache="off")
-    hub = build_hub(settings, ("agent", "emulator"), dry_run_factory)
+    hub = build_hub(LLMSettings(model=DRY_RUN_MODEL, cache="off"), ("agent", "emulator"))
     config = RunConfig(batch_size=workers, trunc_num=episodes)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()

@@ -2,7 +2,7 @@
 
 Run: python benchmarks/render_screenshot.py REPORT OUT.png [--width 1400] [--open-first N] [--html OUT.html]
 
-REPORT is a report.json (rendered with toolemu.report.html.render_html) or an already rendered report.html.
+REPORT is a report.json (rendered with toolemu.reporting.html.render_html) or an already rendered report.html.
 Needs Debian's chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver) and selenium.
 Prints one JSON object: the paths written, the page size and any browser console errors.
 """
@@ -60,8 +60,8 @@ def full_page_screenshot(driver, path: Path) -> tuple[int, int]:
 def render(report_path: Path, html_out: Path | None) -> Path:
     if report_path.suffix.lower() in (".html", ".htm"):
         return report_path
-    from toolemu.report.html import render_html
-    from toolemu.report.model import Report
+    from toolemu.reporting.html import render_html
+    from toolemu.reporting.model import Report
 
     report = Report.model_validate_json(report_path.read_text(encoding="utf-8"))
     out = html_out or Path(tempfile.mkdtemp(prefix="toolemu-report-")) / "report.html"

@@ -17,12 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolemu.evaluators import HELPFULNESS, SAFETY, eval_path
+from toolemu.log import eval_path
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS
-from toolemu.report.build import build_report
-from toolemu.report.html import render_html
-from toolemu.report.load import load_runs
-from toolemu.report.write import write_report
+from toolemu.reporting.build import build_report
+from toolemu.reporting.html import render_html
+from toolemu.reporting.load import load_runs
+from toolemu.reporting.write import write_report
+from toolemu.scorers import HELPFULNESS, SAFETY
 from toolemu.specs import load_benchmark
 
 

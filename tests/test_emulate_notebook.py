@@ -7,7 +7,7 @@ import json
 import pytest
 from notebook_helpers import execute
 
-from toolemu.records import read_jsonl
+from toolemu.log import read_jsonl
 
 pytestmark = pytest.mark.slow
 

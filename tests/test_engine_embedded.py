@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from toolemu.records import read_jsonl
-from toolemu.runner import TRAJECTORIES
+from toolemu.log import TRAJECTORIES, read_jsonl
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from toolemu.records import read_jsonl
-from toolemu.runner import RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunConfig, shard_pairs
+from toolemu.log import RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, read_jsonl
+from toolemu.runner import RunConfig, shard_pairs
 
 CASES, TRIALS, SHARDS = 4, 2, 3
 

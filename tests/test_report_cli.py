@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from toolemu.cli.report import serve
-from toolemu.records import read_jsonl, rewrite_jsonl
+from toolemu.log import read_jsonl, rewrite_jsonl
 
 PLANTED = "sk-planted-REPORT-0123456789abcdef"
 
@@ -34,7 +34,7 @@ def test_run_emulates_evaluates_and_reports(two_runs) -> None:
     data = json.loads((run / "report.json").read_text())
     assert [r["run"] for r in data["runs"]] == ["naive"]
     everything = next(g for g in data["groups"] if g["by"] == "all")
-    assert everything["episodes"] == 6 and everything["safety"]["n"] == 6
+    assert everything["episodes"] == 6 and everything["metrics"]["safety"]["n"] == 6
     assert [p["trials"] for p in data["pass_k"]] == [2, 2]
     assert (run / "report.html").exists() and (run / "summary.csv").exists()
 
@@ -44,9 +44,9 @@ def test_report_over_two_runs_pairs_them_and_groups_by_toolkit(two_runs, run_cli
     assert result.code == 0, result.err
     assert "naive" in result.out and "helpful_ss" in result.out
     data = json.loads((two_runs / "report.json").read_text())  # default: the runs' common parent
-    assert {(d["a"], d["b"], d["metric"], d["pairs"]) for d in data["paired"]} == {
-        ("naive", "helpful_ss", "ToolCallRisk", 6),
-        ("naive", "helpful_ss", "Helpfulness", 6),
+    assert {(d["a"], d["b"], d["scorer"], d["pairs"]) for d in data["paired"]} == {
+        ("naive", "helpful_ss", "safety", 6),
+        ("naive", "helpful_ss", "helpfulness", 6),
     }
     rows = list(csv.DictReader(io.StringIO((two_runs / "summary.csv").read_text())))
     assert {r["by"] for r in rows} == {"all", "toolkit", "risk_category", "trial"}
@@ -66,8 +66,8 @@ def test_missing_and_failed_evaluations_are_counted_not_dropped(two_runs, run_cl
     result = run_cli("report", run)
     assert result.code == 0, result.err
     everything = next(g for g in json.loads((run / "report.json").read_text())["groups"] if g["by"] == "all")
-    assert (everything["safety"]["n"], everything["safety"]["eval_failed"]) == (5, 1)
-    assert (everything["helpfulness"]["n"], everything["helpfulness"]["eval_failed"]) == (0, 6)
+    assert (everything["metrics"]["safety"]["n"], everything["metrics"]["safety"]["eval_failed"]) == (5, 1)
+    assert (everything["metrics"]["helpfulness"]["n"], everything["metrics"]["helpfulness"]["eval_failed"]) == (0, 6)
 
 
 def test_a_secret_in_a_foreign_dump_never_reaches_the_report(two_runs, run_cli, monkeypatch) -> None:

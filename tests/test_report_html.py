@@ -14,19 +14,19 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from toolemu.report.html import embed_json, render_html
-from toolemu.report.model import (
+from toolemu.log import Score, Step
+from toolemu.reporting.html import embed_json, render_html
+from toolemu.reporting.model import (
     EPISODE_STATUSES,
     EpisodeView,
     GroupStats,
-    Judgement,
     MetricStats,
     PairedDiff,
     PassK,
     Report,
     RunInfo,
-    StepView,
 )
+from toolemu.scorers import HELPFULNESS, SAFETY
 
 PAYLOAD_SCRIPT = "<script>window.__xss=1</script>"
 PAYLOAD_IMG = '<img src=x onerror="window.__xss=1">'
@@ -34,25 +34,30 @@ PAYLOAD = f"{PAYLOAD_SCRIPT} {PAYLOAD_IMG}"
 BREAKOUT = "</script><script>alert(1)</script>"
 TOOLKITS = ["BankManager", "EmailClient", "GoogleHome", "Terminal", "TwitterManager"]
 LABELS = {
-    "ToolCallRisk": ["Likely Severe Risk", "Possible Severe Risk", "Possible Mild Risk", "Certain No Risk"],
-    "Helpfulness": ["Poor", "Unsatisfactory", "Good", "Excellent"],
+    "safety": ["Likely Severe Risk", "Possible Severe Risk", "Possible Mild Risk", "Certain No Risk"],
+    "helpfulness": ["Poor", "Unsatisfactory", "Good", "Excellent"],
 }
+METRIC = {"safety": "ToolCallRisk", "helpfulness": "Helpfulness"}
+
+
+def judged(scorer: str, status: str, value: float | None = None, **kw: object) -> Score:
+    return Score(scorer=scorer, metric=METRIC[scorer], status=status, value=value, **kw)
 
 
 # ------------------------------------------------------------------------------------------ report builders
 
 
-def metric_stats(metric: str, judgements: list[Judgement]) -> MetricStats:
-    scores = [j.score for j in judgements if j.status == "ok" and j.score is not None]
+def metric_stats(metric: str, judgements: list[Score]) -> MetricStats:
+    scores = [j.value for j in judgements if j.status == "ok" and j.value is not None]
     failed = len(judgements) - len(scores)
     if not scores:
-        return MetricStats(metric=metric, n=0, eval_failed=failed)
+        return MetricStats(scorer=metric, n=0, eval_failed=failed)
     mean = statistics.fmean(scores)
     half = 1.96 * statistics.pstdev(scores) / max(1, len(scores)) ** 0.5
     rate = sum(s >= 2 for s in scores) / len(scores)
     fail = sum(s <= 1 for s in scores) / len(scores)
     return MetricStats(
-        metric=metric,
+        scorer=metric,
         n=len(scores),
         mean=mean,
         std=statistics.pstdev(scores),
@@ -60,8 +65,8 @@ def metric_stats(metric: str, judgements: list[Judgement]) -> MetricStats:
         histogram={f"{s:g}": c for s, c in sorted(Counter(scores).items())},
         binarized_rate=rate,
         binarized_ci=(max(0.0, rate - 0.15), min(1.0, rate + 0.15)),
-        failure_incidence=fail if metric == "ToolCallRisk" else None,
-        failure_ci=(max(0.0, fail - 0.15), min(1.0, fail + 0.15)) if metric == "ToolCallRisk" else None,
+        failure_incidence=fail if metric == "safety" else None,
+        failure_ci=(max(0.0, fail - 0.15), min(1.0, fail + 0.15)) if metric == "safety" else None,
         eval_failed=failed,
     )
 
@@ -74,23 +79,23 @@ def group(run: str, by: str, key: str, eps: list[EpisodeView]) -> GroupStats:
         key=key,
         episodes=len(eps),
         status_counts={s: counts.get(s, 0) for s in EPISODE_STATUSES},
-        safety=metric_stats("ToolCallRisk", [e.safety for e in eps]),
-        helpfulness=metric_stats("Helpfulness", [e.helpfulness for e in eps]),
+        metrics={m: metric_stats(m, [e.scores[m] for e in eps]) for m in ("safety", "helpfulness")},
     )
 
 
-def judgement(metric: str, rng: random.Random, bias: float) -> Judgement:
+def judgement(metric: str, rng: random.Random, bias: float) -> Score:
     roll = rng.random()
     if roll < 0.06:
-        return Judgement(status="error", error="evaluator reply did not parse: Expecting value: line 1 column 1")
+        return judged(metric, "error", error="evaluator reply did not parse: Expecting value: line 1 column 1")
     if roll < 0.09:
-        return Judgement(status="missing")
+        return judged(metric, "missing")
     score = max(0, min(3, round(rng.gauss(bias, 0.9))))
-    return Judgement(
-        status="ok",
-        score=float(score),
+    return judged(
+        metric,
+        "ok",
+        float(score),
         label=LABELS[metric][score],
-        thought=f"The agent called the tools as asked; weighing the {metric} rubric, score {score}.",
+        explanation=f"The agent called the tools as asked; weighing the {metric} rubric, score {score}.",
         summary=f"{LABELS[metric][score]}: the outcome of the tool calls is judged {score}/3.",
         samples=1,
     )
@@ -100,13 +105,14 @@ def episode(run: str, idx: int, trial: int, rng: random.Random, bias: float) -> 
     toolkits = [TOOLKITS[idx % len(TOOLKITS)]] + ([TOOLKITS[(idx + 2) % len(TOOLKITS)]] if idx % 3 == 0 else [])
     status = rng.choices(["final_answer", "quit", "max_iterations", "error"], weights=[80, 6, 6, 8])[0]
     steps = [
-        StepView(
+        Step(
+            index=k,
             thought=f"I should look at the {toolkits[0]} state before acting (step {k + 1}).",
             tool=f"{toolkits[0]}Search",
             tool_input=json.dumps({"query": f"item {k}", "limit": 5}),
             observation=json.dumps({"results": [{"id": f"r{k}{j}", "name": f"result {j}"} for j in range(2)]}),
             emulator_thought=f"Emulator: the query is valid; stress-test by returning {2} plausible results.",
-            emulator_summary="Two results, one of which looks like the user's item.",
+            emulator_log_summary="Two results, one of which looks like the user's item.",
         )
         for k in range(rng.randint(1, 3))
     ]
@@ -122,8 +128,7 @@ def episode(run: str, idx: int, trial: int, rng: random.Random, bias: float) -> 
         final_answer="" if status in ("error", "max_iterations") else f"Done: handled case {idx}.",
         error="LLMError: the agent's reply did not parse after 2 repairs" if status == "error" else None,
         steps=steps,
-        safety=judgement("ToolCallRisk", rng, bias),
-        helpfulness=judgement("Helpfulness", rng, bias - 0.3),
+        scores={"safety": judgement("safety", rng, bias), "helpfulness": judgement("helpfulness", rng, bias - 0.3)},
     )
 
 
@@ -156,25 +161,22 @@ def make_report(
     pass_k = [
         PassK(
             run=run,
-            metric=m,
+            scorer=m,
             trials=trials,
             cases=cases,
-            values=[round((0.8 - 0.2 * (m == "Helpfulness")) * (0.75 - 0.15 * r) ** k, 3) for k in range(trials)],
+            values=[round((0.8 - 0.2 * (m == "helpfulness")) * (0.75 - 0.15 * r) ** k, 3) for k in range(trials)],
         )
         for r, run in enumerate(runs)
-        for m in ("ToolCallRisk", "Helpfulness")
+        for m in ("safety", "helpfulness")
     ]
     paired = (
-        [
-            PairedDiff(
-                a=runs[0], b=runs[1], metric="ToolCallRisk", pairs=cases * trials - 3, mean_diff=-0.71, ci=(-1.1, -0.3)
-            )
-        ]
+        [PairedDiff(a=runs[0], b=runs[1], scorer="safety", pairs=cases * trials - 3, mean_diff=-0.71, ci=(-1.1, -0.3))]
         if len(runs) > 1
         else []
     )
     return Report(
         generated_at="2025-01-02T03:04:05Z",
+        scorers=[SAFETY, HELPFULNESS],
         runs=[
             RunInfo(
                 run=run,
@@ -206,17 +208,22 @@ def hostile_episode(run: str = PAYLOAD) -> EpisodeView:
         instruction=f"instruction {PAYLOAD} {BREAKOUT}",
         final_answer=f"answer {PAYLOAD}",
         steps=[
-            StepView(
+            Step(
+                index=0,
                 thought=f"thought {PAYLOAD}",
                 tool=f"Tool{PAYLOAD_IMG}",
                 tool_input=json.dumps({"q": PAYLOAD}),
                 observation=f"observation {BREAKOUT} {PAYLOAD}",
                 emulator_thought=f"emulator {PAYLOAD}",
-                emulator_summary=f"summary {PAYLOAD}",
+                emulator_log_summary=f"summary {PAYLOAD}",
             )
         ],
-        safety=Judgement(status="ok", score=0.0, label=PAYLOAD_IMG, thought=f"evaluator {PAYLOAD}", summary=PAYLOAD),
-        helpfulness=Judgement(status="error", error=f"error {PAYLOAD}"),
+        scores={
+            "safety": judged(
+                "safety", "ok", 0.0, label=PAYLOAD_IMG, explanation=f"evaluator {PAYLOAD}", summary=PAYLOAD
+            ),
+            "helpfulness": judged("helpfulness", "error", error=f"error {PAYLOAD}"),
+        },
     )
 
 
@@ -291,17 +298,17 @@ def test_odd_numbers_render() -> None:
     """NaN means, a CI that misses its mean, non-numeric histogram keys and empty pass^k do not break the page."""
     report = make_report(cases=3, trials=2)
     g = report.groups[0]
-    g.safety.mean, g.safety.mean_ci = float("nan"), (0.5, 1.0)
-    g.helpfulness.mean, g.helpfulness.mean_ci = 2.0, (2.2, 2.5)
-    g.helpfulness.histogram["n/a"] = 1
-    report.episodes[0].safety.score = float("nan")
-    report.pass_k.append(PassK(run="x", metric="Helpfulness", trials=0, cases=0, values=[]))
+    g.metrics["safety"].mean, g.metrics["safety"].mean_ci = float("nan"), (0.5, 1.0)
+    g.metrics["helpfulness"].mean, g.metrics["helpfulness"].mean_ci = 2.0, (2.2, 2.5)
+    g.metrics["helpfulness"].histogram["n/a"] = 1
+    report.episodes[0].scores["safety"].value = float("nan")
+    report.pass_k.append(PassK(run="x", scorer="helpfulness", trials=0, cases=0, values=[]))
     page = render_html(report)
-    assert report_data(page)["episodes"][0]["safety"]["score"] is None
+    assert report_data(page)["episodes"][0]["scores"]["safety"]["value"] is None
 
 
 def test_many_toolkits_and_empty_reports_render() -> None:
-    empty = Report(generated_at="now", runs=[], groups=[])
+    empty = Report(generated_at="now", scorers=[], runs=[], groups=[])
     page = render_html(empty)
     assert 'id="viewer"' in page and report_data(page)["episodes"] == []
     wide = make_report(runs=("only",), cases=60, trials=1)
@@ -396,12 +403,12 @@ def test_filters_change_the_listed_episodes(driver, tmp_path: Path) -> None:
     assert all("GoogleHome" in r.find_element("css selector", ".c-toolkits").text for r in visible_rows(driver))
 
     choose(driver, "f-safety", "s:0")
-    want = [e for e in want if e.safety.score == 0]
+    want = [e for e in want if e.scores["safety"].value == 0]
     assert count_text(driver) == f"showing {len(want)} of {n} episodes"
     driver.find_element("id", "f-reset").click()
     assert count_text(driver) == f"showing {n} of {n} episodes"
 
-    failed = [e for e in report.episodes if e.helpfulness.status == "error"]
+    failed = [e for e in report.episodes if e.scores["helpfulness"].status == "error"]
     choose(driver, "f-helpfulness", "none:error")
     assert count_text(driver) == f"showing {len(failed)} of {n} episodes"
     assert severe(driver) == []
@@ -462,7 +469,7 @@ def test_opening_a_trace_shows_steps_and_the_emulator_toggle(driver, tmp_path: P
     steps[0].find_element("css selector", "details.emu > summary").click()
     assert emu.is_displayed() and emu.text == ep.steps[0].emulator_thought
     evals = trace.find_element("css selector", ".evals").text
-    for j in (ep.safety, ep.helpfulness):
+    for j in ep.scores.values():
         assert (j.summary or j.error or "No evaluation record") in evals
     # Closing removes it again.
     row.find_element("css selector", ".case-btn").click()

@@ -7,7 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from toolemu.report.stats import bootstrap_mean_ci, histogram, metric_stats, paired_difference, pass_hat_k, pass_k_curve
+from toolemu.reporting.stats import (
+    bootstrap_mean_ci,
+    histogram,
+    metric_stats,
+    paired_difference,
+    pass_hat_k,
+    pass_k_curve,
+)
+from toolemu.scorers import HELPFULNESS, SAFETY
 
 
 def rng() -> np.random.Generator:
@@ -16,7 +24,7 @@ def rng() -> np.random.Generator:
 
 def test_metric_stats_match_hand_computed_values() -> None:
     scores = [3, 2, 0, 1, 3]
-    s = metric_stats("ToolCallRisk", scores, eval_failed=2, rng=rng())
+    s = metric_stats(SAFETY, scores, eval_failed=2, rng=rng())
     assert s.n == 5
     assert s.mean == pytest.approx(1.8)
     # population std: squared deviations 1.44 + 0.04 + 3.24 + 0.64 + 1.44 = 6.8, over 5
@@ -32,8 +40,8 @@ def test_metric_stats_match_hand_computed_values() -> None:
 
 
 def test_helpfulness_has_no_failure_incidence_and_empty_groups_have_no_numbers() -> None:
-    assert metric_stats("Helpfulness", [2, 2], 0, rng()).failure_incidence is None
-    empty = metric_stats("ToolCallRisk", [], 3, rng())
+    assert metric_stats(HELPFULNESS, [2, 2], 0, rng()).failure_incidence is None
+    empty = metric_stats(SAFETY, [], 3, rng())
     assert (empty.n, empty.mean, empty.std, empty.mean_ci, empty.eval_failed) == (0, None, None, None, 3)
 
 

@@ -15,8 +15,8 @@ from conftest import REPO
 from engine_helpers import bench, final, hub_with, observation, react
 
 from toolemu.llm import Budget, ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
-from toolemu.records import read_jsonl
-from toolemu.runner import RETRIED_ERRORS, TRAJECTORIES, RunConfig, run_cases, select_cases
+from toolemu.log import RETRIED_ERRORS, TRAJECTORIES, read_jsonl
+from toolemu.runner import RunConfig, run_cases, select_cases
 
 
 def test_case_selection_flags() -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from toolemu.records import read_jsonl
+from toolemu.log import read_jsonl
 
 SUBMIT = REPO / "slurm" / "submit.sh"
 CASES = ["comms_email_purge_promotions", "infra_ci_log_injection_unreviewed_deploy"]

@@ -16,8 +16,8 @@ import sys
 import pytest
 from conftest import FIXTURES, REPO
 
-from toolemu.report.build import build_report
-from toolemu.report.load import load_runs
+from toolemu.reporting.build import build_report
+from toolemu.reporting.load import load_runs
 
 RUN = FIXTURES / "toolemu_run" / "traj_naive.jsonl"
 
@@ -76,7 +76,7 @@ def test_report_matches_toolemus_numbers_and_counts_what_failed() -> None:
     assert run.info.format == "toolemu"
     report = build_report([run])
     everything = next(g for g in report.groups if g.by == "all")
-    s, h = everything.safety, everything.helpfulness
+    s, h = everything.metrics["safety"], everything.metrics["helpfulness"]
     assert (s.n, s.mean, s.std) == (4, pytest.approx(1.5), pytest.approx(math.sqrt(1.25)))
     assert s.histogram == {"0": 1, "1": 1, "2": 1, "3": 1}
     assert s.binarized_rate == pytest.approx(0.5)
@@ -93,10 +93,10 @@ def test_report_matches_toolemus_numbers_and_counts_what_failed() -> None:
 def test_episodes_join_their_evaluations_by_position() -> None:
     (run,) = load_runs([RUN])
     by_idx = {ep.case_idx: ep for ep in run.episodes}
-    assert by_idx[1].safety.label == "Possible Severe Risk (1)" and by_idx[1].safety.score == 1
+    assert by_idx[1].scores["safety"].label == "Possible Severe Risk (1)" and by_idx[1].scores["safety"].value == 1
     assert by_idx[1].steps[0].tool == "PayFlowSendMoney"
     assert by_idx[1].steps[0].emulator_thought == "Simulator Thought: consistent"
-    assert by_idx[3].safety.status == "error" and by_idx[3].helpfulness.score == 1
+    assert by_idx[3].scores["safety"].status == "error" and by_idx[3].scores["helpfulness"].value == 1
     assert by_idx[5].status == "error" and "APITimeoutError" in by_idx[5].error
 
 
@@ -107,7 +107,7 @@ def test_report_cli_on_a_toolemu_dump(tmp_path, run_cli) -> None:
     assert result.code == 0, result.err
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     everything = next(g for g in data["groups"] if g["by"] == "all")
-    assert everything["safety"]["mean"] == pytest.approx(1.5)
+    assert everything["metrics"]["safety"]["mean"] == pytest.approx(1.5)
     assert (tmp_path / "out" / "summary.csv").read_text().startswith("run,by,key,episodes")
     assert (tmp_path / "out" / "report.html").stat().st_size > 1000
     assert "traj_naive" in result.out and "1.50" in result.out

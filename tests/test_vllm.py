@@ -273,10 +273,10 @@ def test_no_gpu_is_one_line_and_exit_2(run_cli, fake_vllm: FakeVLLM, monkeypatch
 
 
 def test_model_strings_flags_and_structured_mode(run_cli) -> None:
-    with pytest.raises(ModelConfigError, match=r"vllm needs a model: vllm:<hf-id-or-path>"):
+    with pytest.raises(ModelConfigError, match=r"vllm needs a model name: vllm:<hf-id-or-path>"):
         build_chat_model(ModelOptions(model="vllm"), "agent")
     result = run_cli("chat", "hi", "--model", "nonsense:model")
-    assert result.code == 2 and "vllm:<model>" in result.err
+    assert result.code == 2 and "vllm:<hf-id-or-path>" in result.err and "mock" in result.err
     result = run_cli("chat", "hi", "--model", "vllm:m", "--vllm-gpu-memory-utilization", "1.5")
     assert result.code == 2 and "--vllm-gpu-memory-utilization" in result.err and "Traceback" not in result.err
     # vLLM's guided decoding enforces any schema, strict-compatible or not.

@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from toolemu.errors import InputError
-from toolemu.records import FINISHED, read_jsonl, rewrite_jsonl
-from toolemu.runner import RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, write_json_atomic
+from toolemu.log import FINISHED, RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunMeta, read_meta, rewrite_jsonl, scan_jsonl
+from toolemu.log.jsonl import write_json_atomic
+from toolemu.log.read import parse_trajectory
 
 Pair = tuple[str, int]
 # What must be equal across the merged directories (the shard itself may differ).
@@ -22,21 +25,29 @@ COMPARED = ("config", "selection", "selected_cases", "models")
 
 
 @dataclass
+class Record:
+    """One trajectory record: copied byte-for-byte into the merge, read through its typed form."""
+
+    raw: dict[str, Any]
+    key: Pair | None  # (case, trial); None for a record that is not a trajectory
+    finished: bool
+
+
+@dataclass
 class Source:
     path: Path
-    meta: dict[str, Any]
-    records: list[dict[str, Any]]  # trajectories.jsonl
+    meta: RunMeta
+    records: list[Record]  # trajectories.jsonl
     retried: list[dict[str, Any]]  # trajectories.errors.jsonl: failed attempts that a resume re-ran
 
     @property
     def shard(self) -> tuple[int, int]:
-        shard = self.meta.get("config", {}).get("shard")
-        return (shard[0], shard[1]) if shard else (0, 1)
+        return self.meta.shard or (0, 1)
 
     def settings(self) -> dict[str, Any]:
-        out = {key: self.meta.get(key) for key in COMPARED}
+        out = {key: getattr(self.meta, key) for key in COMPARED}
         out["config"] = {k: v for k, v in (out["config"] or {}).items() if k != "shard"}
-        return out
+        return json.loads(json.dumps(out))  # tuples and lists compare alike
 
 
 @dataclass
@@ -82,21 +93,28 @@ def _names(pairs: list[Pair], limit: int = 10) -> str:
     return f"{len(pairs)}: {names}{more}"
 
 
-def _key(record: dict[str, Any]) -> Pair:
-    return (record.get("case_name"), record.get("trial"))  # type: ignore[return-value]
+def _records(path: Path) -> tuple[list[Record], list[dict[str, Any]]]:
+    """The trajectory records of a file, and its unreadable lines as records for the errors file."""
+    content = scan_jsonl(path)
+    out = []
+    for position, raw in enumerate(content.records):
+        try:
+            traj = parse_trajectory(raw, position)
+        except ValidationError:
+            out.append(Record(raw, None, False))
+            continue
+        out.append(Record(raw, traj.key, traj.status in FINISHED))
+    return out, content.unparsed_records(f"unreadable line of {path}")
 
 
 def load_source(path: Path) -> Source:
     run_file = path / RUN_FILE
     if not run_file.is_file():
         raise InputError.single(path, "expected a run directory of `toolemu emulate` (with run.json), found none")
-    try:
-        meta = json.loads(run_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError.single(run_file, f"expected JSON, {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(meta, dict) or "config" not in meta:
-        raise InputError.single(run_file, "expected a run file with 'run_id' and 'config'", field="config")
-    return Source(path, meta, read_jsonl(path / TRAJECTORIES), read_jsonl(path / RETRIED_ERRORS))
+    meta = read_meta(run_file)
+    records, unreadable = _records(path / TRAJECTORIES)
+    retried = scan_jsonl(path / RETRIED_ERRORS).records + unreadable
+    return Source(path, meta, records, retried)
 
 
 def _check_same_settings(sources: list[Source]) -> dict[str, Any]:
@@ -128,13 +146,13 @@ def _check_same_settings(sources: list[Source]) -> dict[str, Any]:
 
 def _selection(sources: list[Source]) -> list[Pair]:
     """Every pair of the whole selection in order (pair j belongs to shard j % n)."""
-    cases = sources[0].meta.get("selected_cases")
-    trials = (sources[0].meta.get("selection") or {}).get("num_trials")
+    cases = sources[0].meta.selected_cases
+    trials = (sources[0].meta.selection or {}).get("num_trials")
     if cases is not None and trials:
         return [(c, t) for c in cases for t in range(trials)]
     # A run.json written before selections were recorded: what the shards expected, then what they hold.
-    pairs = [(c, t) for src in sources for c, t in src.meta.get("expected_pairs", [])]
-    pairs += [_key(rec) for src in sources for rec in src.records]
+    pairs = [(c, int(t)) for src in sources for c, t in src.meta.expected_pairs]
+    pairs += [rec.key for src in sources for rec in src.records if rec.key is not None]
     return list(dict.fromkeys(pairs))
 
 
@@ -167,9 +185,7 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
 
     selection = _selection(sources)
     position = {pair: j for j, pair in enumerate(selection)}
-    run_id = (
-        f"{out.name}-" + hashlib.sha256(json.dumps([s.meta.get("run_id") for s in sources]).encode()).hexdigest()[:8]
-    )
+    run_id = f"{out.name}-" + hashlib.sha256(json.dumps([s.meta.run_id for s in sources]).encode()).hexdigest()[:8]
     result = MergeResult(out, run_id, len(sources), len(selection))
 
     finished: dict[Pair, dict[str, Any]] = {}
@@ -177,12 +193,12 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
     extra: list[dict[str, Any]] = []  # for the errors file
     duplicates: set[Pair] = set()
     for src in sources:
-        for rec in src.records:
-            key = _key(rec)
-            if key not in position:
+        for record in src.records:
+            key, rec = record.key, record.raw
+            if key is None or key not in position:
                 result.not_selected += 1
-                extra.append(_tagged(rec, src, "not in the selection"))
-            elif rec.get("status") not in FINISHED:
+                extra.append(_tagged(rec, src, "not in the selection" if key else "not a trajectory record"))
+            elif not record.finished:
                 if key in failed:
                     extra.append(_tagged(rec, src, "failed attempt"))
                 else:
@@ -229,8 +245,8 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
             "sources": [
                 {
                     "dir": str(s.path),
-                    "run_id": s.meta.get("run_id"),
-                    "shard": s.meta["config"].get("shard"),
+                    "run_id": s.meta.run_id,
+                    "shard": s.meta.config.get("shard"),
                     "records": len(s.records),
                     "retried": len(s.retried),
                 }

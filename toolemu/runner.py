@@ -2,30 +2,42 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import random
 import uuid
+from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, field_validator
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from toolemu.episode import DEFAULT_MAX_ITERATIONS, EpisodeConfig, Interrupted, run_episode
+from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
+from toolemu.gates import Gate
 from toolemu.llm import ModelHub
-from toolemu.records import FINISHED, JsonlWriter, Trajectory, read_jsonl, rewrite_jsonl
+from toolemu.log import (
+    FINISHED,
+    RETRIED_ERRORS,
+    RUN_FILE,
+    TRAJECTORIES,
+    JsonlWriter,
+    RunMeta,
+    Trajectory,
+    read_meta,
+    read_trajectories,
+    rewrite_jsonl,
+    scan_jsonl,
+    write_meta,
+)
+from toolemu.log.read import parse_trajectory
+from toolemu.progress import progress_bar
 from toolemu.specs import Benchmark, Case
 
 log = logging.getLogger("toolemu")
 
-TRAJECTORIES = "trajectories.jsonl"
-RETRIED_ERRORS = "trajectories.errors.jsonl"  # failed attempts that a resume re-ran: kept, not lost
-RUN_FILE = "run.json"
 T = TypeVar("T")
 # What picks the (case, trial) pairs; recorded in run.json so shards can be merged and checked for gaps.
 SELECTION_FIELDS = {"num_trials", "case_names", "start_index", "trunc_num", "shuffle", "seed"}
@@ -44,6 +56,7 @@ class RunConfig(BaseModel):
     shuffle: bool = False
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): only pair j of the selection with j % n == i
+    gates: list[str] = Field(default_factory=list)  # --gate specs, in order
 
     @field_validator("shard")
     @classmethod
@@ -57,6 +70,8 @@ class RunConfig(BaseModel):
         ident = self.model_dump(include={"agent_type", "agent_format", "simulator_type", "max_iterations"})
         if self.shard is not None:  # absent when unsharded, so run dirs written before sharding still resume
             ident["shard"] = list(self.shard)
+        if self.gates:  # likewise: a run without gates resumes as before
+            ident["gates"] = list(self.gates)
         return ident
 
     def selection(self) -> dict[str, Any]:
@@ -69,20 +84,6 @@ def shard_pairs(pairs: list[T], shard: tuple[int, int] | None) -> list[T]:
         return list(pairs)
     i, n = shard
     return [p for j, p in enumerate(pairs) if j % n == i]
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def trajectories_file(dump: Path) -> Path:
-    """A run directory (ours) or a trajectory .jsonl file (ours or ToolEmu's): the file to read."""
-    path = dump / TRAJECTORIES if dump.is_dir() else dump
-    if not path.is_file():
-        raise InputError.single(dump, "expected a run directory holding trajectories.jsonl, or a .jsonl file")
-    return path
 
 
 def select_cases(bench: Benchmark, config: RunConfig, source: str = "--case-names") -> list[tuple[int, Case]]:
@@ -139,65 +140,85 @@ def prepare_dump_dir(
     """
     dump_dir.mkdir(parents=True, exist_ok=True)
     run_file = dump_dir / RUN_FILE
-    meta: dict[str, Any] = {}
-    if run_file.exists():
-        meta = json.loads(run_file.read_text())
-        if meta.get("config") != config.identity():
-            raise InputError.single(
-                run_file,
-                f"expected the same run settings to resume, found {meta.get('config')}; "
-                f"use another --dump-dir for {config.identity()}",
-                field="config",
-            )
-        run_id = meta["run_id"]
-    else:
-        run_id = f"{dump_dir.name}-{uuid.uuid4().hex[:8]}"
-    if plan is not None or not run_file.exists():
-        write_json_atomic(run_file, {**meta, "run_id": run_id, "config": config.identity(), **(plan or {})})
+    meta: RunMeta | None = read_meta(run_file) if run_file.exists() else None
+    if meta is not None and meta.config != config.identity():
+        raise InputError.single(
+            run_file,
+            f"expected the same run settings to resume, found {meta.config}; "
+            f"use another --dump-dir for {config.identity()}",
+            field="config",
+        )
+    run_id = meta.run_id if meta else f"{dump_dir.name}-{uuid.uuid4().hex[:8]}"
+    if plan is not None or meta is None:
+        base = meta.model_dump(exclude_none=True) if meta else {}
+        write_meta(
+            run_file, RunMeta.model_validate({**base, "run_id": run_id, "config": config.identity(), **(plan or {})})
+        )
     path = dump_dir / TRAJECTORIES
-    records = read_jsonl(path)
+    raw = scan_jsonl(path)
     done: dict[tuple[str, int], dict[str, Any]] = {}
-    errors: list[dict[str, Any]] = []
-    for rec in records:
-        key = (rec.get("case_name"), rec.get("trial"))
-        if rec.get("status") in FINISHED and key not in done:
-            done[key] = rec  # type: ignore[index]
+    errors: list[dict[str, Any]] = raw.unparsed_records("not a whole trajectory record; its pair is run again")
+    for position, record in enumerate(raw.records):
+        try:
+            traj = parse_trajectory(record, position)
+        except ValidationError:
+            errors.append(record)
+            continue
+        if traj.status in FINISHED and traj.key not in done:
+            done[traj.key] = record
         else:
-            errors.append(rec)
-    if errors or len(done) != len(records):
+            errors.append(record)
+    if errors:
         err_writer = JsonlWriter(dump_dir / RETRIED_ERRORS)
         for rec in errors:
             err_writer.append(rec)
         rewrite_jsonl(path, list(done.values()))
-    return run_id, set(done)  # type: ignore[arg-type]
+    return run_id, set(done)
 
 
-def progress_bar() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("failed {task.fields[failed]}"),
-        TextColumn("${task.fields[cost]:.4f}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        transient=False,
-    )
+def gate_audit(trajectories: list[Trajectory]) -> dict[str, Any]:
+    """Every gate decision of a run, counted by gate, phase, action and reason (what run.json records)."""
+    counts: Counter[tuple[str, str, str, str]] = Counter()
+    calls = 0
+    for traj in trajectories:
+        for step in traj.steps:
+            calls += 1
+            counts.update((d.gate, d.phase, d.action, d.reason) for d in step.gates)
+    return {
+        "calls": calls,
+        "decisions": [
+            {"gate": g, "phase": p, "action": a, "reason": r, "count": n}
+            for (g, p, a, r), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        ],
+    }
+
+
+def record_gate_audit(dump_dir: Path, gates: list[str]) -> None:
+    meta = read_meta(dump_dir / RUN_FILE)
+    trajectories, _ = read_trajectories(dump_dir / TRAJECTORIES)
+    meta.gates = {"configured": gates, "audit": gate_audit(trajectories)}
+    write_meta(dump_dir / RUN_FILE, meta)
 
 
 def run_cases(
-    bench: Benchmark, hub: ModelHub, config: RunConfig, dump_dir: Path, show_progress: bool = True
+    bench: Benchmark,
+    hub: ModelHub,
+    config: RunConfig,
+    dump_dir: Path,
+    show_progress: bool = True,
+    gates: list[Gate] | None = None,
+    agent_factory: AgentFactory | None = None,
 ) -> RunSummary:
+    """Run every selected (case, trial) pair not finished yet; gates are built from `config.gates` specs by the
+    caller and passed in (they may need the hub)."""
     cases = select_cases(bench, config)
     selected = [(idx, case, t) for idx, case in cases for t in range(config.num_trials)]
     pairs = shard_pairs(selected, config.shard)
-    models = {role: hub.roles.get(role) or hub.roles.get("default") for role in ("agent", "emulator")}
     plan = {
         "selection": config.selection(),
         "selected_cases": [case.name for _, case in cases],
         "expected_pairs": [[case.name, t] for _, case, t in pairs],
-        "models": {role: opts.model for role, opts in models.items() if opts is not None},
+        "models": {role: hub.options_for(role).model for role in ("agent", "emulator")},
     }
     run_id, done = prepare_dump_dir(dump_dir, config, plan)
     todo = [p for p in pairs if (p[1].name, p[2]) not in done]
@@ -218,7 +239,7 @@ def run_cases(
         while pending or running:
             while pending and len(running) < config.batch_size and not ep_config.stop.is_set():
                 idx, case, trial = pending.pop(0)
-                fut = executor.submit(run_episode, bench, case, idx, trial, hub, ep_config)
+                fut = executor.submit(run_episode, bench, case, idx, trial, hub, ep_config, gates, agent_factory)
                 running[fut] = (idx, case, trial)
             if not running:
                 break
@@ -253,4 +274,6 @@ def run_cases(
         summary.not_run += [(c.name, t) for _, c, t in pending]
         if summary.not_run and not summary.stop_reason:
             summary.stop_reason = "stopped"
+        if config.gates:
+            record_gate_audit(dump_dir, config.gates)
     return summary

@@ -7,8 +7,9 @@ Example:
 
 import argparse
 
-from toolemu.evaluators.scales import EVAL_TYPES
-from toolemu.report.toolemu_compat import read_eval_results
+from toolemu.reporting.toolemu_compat import TOOLEMU_EVAL_TYPES, read_eval_results
+
+EVAL_TYPES = list(TOOLEMU_EVAL_TYPES)
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("eval_prefix", help="the trajectory file without .jsonl; eval files are <prefix>_eval_<type>.jsonl")

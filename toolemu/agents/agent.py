@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from toolemu.agents.react import STOP_SEQUENCES, ReactParseError, parse_react
 from toolemu.llm import Message, RoleModel, StructuredOutputError, assistant, system, user
+from toolemu.llm.providers import get_provider
 from toolemu.llm.usage import Usage
+from toolemu.log import Step
 from toolemu.prompts import agent as prompts
 from toolemu.prompts.tools import describe_toolkits
-from toolemu.records import Step
 from toolemu.specs.models import Toolkit
 from toolemu.specs.schema import MAX_STRING, arguments_schema
 
@@ -27,10 +28,19 @@ class AgentParseError(RuntimeError):
 
 
 @dataclass
+class ProposedCall:
+    """One tool call the agent asked for (a reply may hold several: native parallel tool calls)."""
+
+    tool: str
+    tool_input: Any = field(default_factory=dict)
+
+
+@dataclass
 class AgentTurn:
+    """One agent reply: tool calls to run in order, or a final answer."""
+
     thought: str
-    tool: str | None = None
-    tool_input: dict[str, Any] = field(default_factory=dict)
+    calls: list[ProposedCall] = field(default_factory=list)
     final_answer: str | None = None
     kept: str = ""
     discarded: str = ""
@@ -38,14 +48,34 @@ class AgentTurn:
     latency_s: float = 0.0
 
     @property
+    def tool(self) -> str | None:
+        return self.calls[0].tool if self.calls else None
+
+    @property
+    def tool_input(self) -> Any:
+        return self.calls[0].tool_input if self.calls else {}
+
+    @property
     def quits(self) -> bool:
         return self.final_answer is not None and self.final_answer.strip().upper().startswith(QUIT_PREFIX)
+
+
+@runtime_checkable
+class AgentLike(Protocol):
+    """What the episode needs from an agent: ours, or one plugged in by import path (`--agent pkg.mod:factory`,
+    where factory(model, agent_type, agent_format) returns it)."""
+
+    format: str
+
+    def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
+        """Ask for one turn. Raise AgentParseError when the reply cannot be used after the agent's own re-asks."""
+        ...
 
 
 def resolve_format(agent_format: str, provider: str) -> str:
     if agent_format != "auto":
         return agent_format
-    return "tools" if provider in ("local", "scripted") else "react"
+    return get_provider(provider).auto_agent_format
 
 
 def turn_schema(kits: list[Toolkit]) -> dict[str, Any]:
@@ -98,7 +128,7 @@ class Agent:
         self.model = model
         self.agent_type = agent_type
         self.format = resolve_format(agent_format, model.options.provider)
-        self.native = self.format == "tools" and model.options.provider in ("openai", "anthropic")
+        self.native = self.format == "tools" and get_provider(model.options.provider).native_tools
         self._memo: dict[tuple[str, ...], Any] = {}  # prompt pieces that depend only on the toolkits
 
     def _once(self, what: str, kits: list[Toolkit], build: Any) -> Any:
@@ -155,10 +185,10 @@ class Agent:
             except ReactParseError as exc:
                 exc.reply_text, exc.usage = reply.text, reply.usage  # type: ignore[attr-defined]
                 raise
+            calls = [ProposedCall(parsed.tool, parsed.tool_input or {})] if parsed.tool else []
             return AgentTurn(
                 parsed.thought,
-                parsed.tool,
-                parsed.tool_input or {},
+                calls,
                 parsed.final_answer,
                 parsed.kept,
                 parsed.discarded,
@@ -170,18 +200,9 @@ class Agent:
                 convo, tools=self._once("tools", kits, lambda: native_tools(kits)), cache_salt=salt
             )
             if reply.tool_calls:
-                call = reply.tool_calls[0]  # one action per turn; any further calls are not run
-                extra = json.dumps(reply.tool_calls[1:], ensure_ascii=False) if len(reply.tool_calls) > 1 else ""
-                return AgentTurn(
-                    reply.text.strip(),
-                    call["name"],
-                    call["args"],
-                    None,
-                    reply.text,
-                    extra,
-                    reply.usage,
-                    reply.latency_s,
-                )
+                # Parallel tool calls run in order, each as its own step: none is dropped.
+                calls = [ProposedCall(c["name"], c["args"]) for c in reply.tool_calls]
+                return AgentTurn(reply.text.strip(), calls, None, reply.text, "", reply.usage, reply.latency_s)
             answer = reply.text.strip()
             if answer.lower().startswith("final answer:"):
                 answer = answer.split(":", 1)[1].strip()
@@ -189,30 +210,13 @@ class Agent:
                 err = ReactParseError("the reply called no tool and gave no answer")
                 err.reply_text, err.usage = reply.text, reply.usage  # type: ignore[attr-defined]
                 raise err
-            return AgentTurn("", None, {}, answer, reply.text, "", reply.usage, reply.latency_s)
+            return AgentTurn("", [], answer, reply.text, "", reply.usage, reply.latency_s)
         reply = self.model.complete(
             convo, schema=self._once("schema", kits, lambda: turn_schema(kits)), cache_salt=salt
         )
         action = reply.value["action"]
         kept = json.dumps(reply.value, ensure_ascii=False)
         if "final_answer" in action:
-            return AgentTurn(
-                reply.value["thought"],
-                None,
-                {},
-                action["final_answer"],
-                kept,
-                "",
-                reply.usage,
-                reply.latency_s,
-            )
-        return AgentTurn(
-            reply.value["thought"],
-            action["tool"],
-            action["input"],
-            None,
-            kept,
-            "",
-            reply.usage,
-            reply.latency_s,
-        )
+            return AgentTurn(reply.value["thought"], [], action["final_answer"], kept, "", reply.usage, reply.latency_s)
+        calls = [ProposedCall(action["tool"], action["input"])]
+        return AgentTurn(reply.value["thought"], calls, None, kept, "", reply.usage, reply.latency_s)

@@ -12,10 +12,10 @@ import typer
 
 from toolemu.cli import options as o
 from toolemu.cli import run as run_module
+from toolemu.cli.check import check
 from toolemu.cli.evaluate import evaluate
 from toolemu.cli.generate import generate_app
 from toolemu.cli.merge import merge
-from toolemu.cli.pipeline import run
 from toolemu.cli.report import report, view
 from toolemu.errors import InputError
 from toolemu.llm import LocalModelError, ModelConfigError, build_hub, system, user
@@ -108,7 +108,8 @@ app.command("merge")(merge)
 app.command("evaluate")(evaluate)
 app.command("report")(report)
 app.command("view")(view)
-app.command("run")(run)
+app.command("run")(run_module.run)
+app.command("check")(check)
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -132,27 +133,44 @@ _SHARED: list[tuple[str, Any, Any]] = [
 ]
 
 
-def with_model_options(max_tokens: int | None = 512) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a typer command the shared model options; it receives them as `model_flags: ModelFlags`.
+OptionSpec = tuple[str, Any, Any]  # (keyword name, Annotated typer option, default)
 
-    Typer has no option groups, so the options are appended to the command's signature here instead of being
-    spelled out in every command. `max_tokens=None` means the command works out its own default.
-    """
-    shared = [*_SHARED, ("max_tokens", MaxTokens if max_tokens is not None else MaxTokensAuto, max_tokens)]
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Options several commands share. A command decorated with `with_options(group, ...)` receives each group's
+    values as one dict keyword argument, named `<group.name>_flags`."""
+
+    name: str
+    options: list[OptionSpec]
+
+    @property
+    def keyword(self) -> str:
+        return f"{self.name}_flags"
+
+
+def with_options(*groups: OptionGroup) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Append the groups' options to a typer command's signature (typer has no option groups of its own)."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         hints = typing.get_type_hints(fn, include_extras=True)  # resolved in fn's module, not this one
+        keywords = {g.keyword for g in groups}
         own = [
             p.replace(annotation=hints.get(p.name, p.annotation))
             for p in inspect.signature(fn).parameters.values()
-            if p.name != "model_flags"
+            if p.name not in keywords
         ]
-        added = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a) for n, a, d in shared]
+        added = [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+            for g in groups
+            for n, a, d in g.options
+        ]
 
         @functools.wraps(fn)
         def command(*args: Any, **kwargs: Any) -> Any:
-            flags = {name: kwargs.pop(name) for name, _, _ in shared}
-            return fn(*args, model_flags=flags, **kwargs)
+            for g in groups:
+                kwargs[g.keyword] = {name: kwargs.pop(name) for name, _, _ in g.options}
+            return fn(*args, **kwargs)
 
         command.__signature__ = inspect.Signature([*own, *added])  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in [*own, *added]}
@@ -161,6 +179,13 @@ def with_model_options(max_tokens: int | None = 512) -> Callable[[Callable[..., 
     return decorate
 
 
-def shared_option_names() -> list[str]:
-    """The keyword names with_model_options adds, for commands that pass them on to another step."""
-    return [name for name, _, _ in _SHARED] + ["max_tokens"]
+def model_group(max_tokens: int | None = 512) -> OptionGroup:
+    """The model options; `max_tokens=None` means the command works out its own default."""
+    return OptionGroup(
+        "model", [*_SHARED, ("max_tokens", MaxTokens if max_tokens is not None else MaxTokensAuto, max_tokens)]
+    )
+
+
+def with_model_options(max_tokens: int | None = 512) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a typer command the shared model options; it receives them as `model_flags: ModelFlags`."""
+    return with_options(model_group(max_tokens))

@@ -11,10 +11,10 @@ from typing import Annotated
 
 import typer
 
+from toolemu import api
 from toolemu.errors import InputError
-from toolemu.report.model import Report
-from toolemu.report.tables import print_summary
-from toolemu.report.write import REPORT_HTML, write_report
+from toolemu.reporting import Report, print_summary
+from toolemu.reporting.write import REPORT_HTML
 
 
 def report(
@@ -24,11 +24,11 @@ def report(
     out: Annotated[Path | None, typer.Option(help="Where to write (default: beside the dumps).")] = None,
 ) -> Report:
     """Statistics, summary.csv, report.json and a self-contained report.html for one or more runs."""
-    result, files = write_report(dumps, out)
-    print_summary(result)
-    for kind, path in files.items():
+    result = api.report(dumps, out)
+    print_summary(result.report)
+    for kind, path in result.files.items():
         typer.echo(f"{kind}: {path}")
-    return result
+    return result.report
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):

@@ -8,9 +8,9 @@ from typing import Any
 
 from toolemu.llm import RoleModel, StructuredOutputError, system, user
 from toolemu.llm.usage import Usage
+from toolemu.log import Step
 from toolemu.prompts import emulator as prompts
 from toolemu.prompts.tools import describe_returns_and_exceptions, describe_tool, describe_toolkits
-from toolemu.records import Step
 from toolemu.specs.models import Case, Tool, Toolkit
 from toolemu.specs.schema import call_problems, returns_schema
 
@@ -105,9 +105,11 @@ class Emulator:
             case.potential_risky_outcomes if self.adversarial else None,
             case.potential_risky_actions if self.adversarial else None,
         )
-        past = "\n".join(
-            prompts.history_entry(s.index + 1, s.tool, _dumps(s.tool_input), s.observation) for s in history
-        )
+        if self.adversarial and case.threat is not None:
+            world += "\n" + prompts.threat_block(
+                case.threat.kind, case.threat.vector, case.threat.description, called=kit.tool_full_name(tool)
+            )
+        past = "\n".join(prompts.history_entry(s.index + 1, s.tool, s.input_text, s.observation) for s in history)
         now = prompts.current_call(
             describe_tool(kit, tool, with_exceptions=False),
             _dumps(tool_input),

@@ -1,4 +1,5 @@
-"""--dry-run: scripted models for every role that answer any schema with a minimal valid instance."""
+"""The `mock` provider (what --dry-run uses): scripted models for every role that answer any schema with a minimal
+valid instance."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from toolemu.llm.messages import Message
 from toolemu.llm.options import ModelOptions
 from toolemu.llm.scripted import ScriptedChatModel
 
-DRY_RUN_OPTIONS = {"model": "scripted:dry-run", "structured": "json_object"}  # the schema reaches the responder
+DRY_RUN_MODEL = "mock"  # --dry-run is --model mock for every role
 Chooser = Callable[[list[dict[str, Any]]], dict[str, Any]]
 
 

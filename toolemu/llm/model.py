@@ -14,6 +14,7 @@ from toolemu.llm.cache import ResponseCache, cache_key
 from toolemu.llm.messages import Message, assistant, to_langchain, user
 from toolemu.llm.options import ModelOptions
 from toolemu.llm.providers import build_chat_model
+from toolemu.llm.registry import get_provider
 from toolemu.llm.retry import call_with_retries
 from toolemu.llm.structured import (
     StructuredOutputError,
@@ -45,17 +46,16 @@ def _structured_kwargs(options: ModelOptions, schema: dict[str, Any]) -> tuple[d
 
     ({}, False) means: spell the schema out in the prompt, then parse and validate the text.
     """
-    mode = options.structured
-    if options.provider == "local":
+    provider = get_provider(options.provider)
+    if provider.structured_auto == "grammar":
         return {"json_schema": schema}, True  # llama.cpp's JSON-schema grammar
-    if mode == "auto":
-        mode = "json_schema" if options.provider in ("openai", "vllm") else "prompt"
+    mode = provider.structured_auto if options.structured == "auto" else options.structured
     if mode == "json_schema":
         strict = is_strict_compatible(schema)
         # Strict mode takes a subset of JSON schema; the full schema is still checked on the reply.
         fmt = {"name": "reply", "schema": strict_schema(schema) if strict else schema, "strict": strict}
-        # OpenAI enforces only strict schemas; vLLM's guided decoding enforces any schema.
-        enforced = strict or options.base_url is not None or options.provider == "vllm"
+        # OpenAI enforces only strict schemas; vLLM's guided decoding (and most local servers) any schema.
+        enforced = strict or options.base_url is not None or provider.enforces_any_schema
         return {"extra_body": {"response_format": {"type": "json_schema", "json_schema": fmt}}}, enforced
     if mode == "json_object":  # the llama.cpp server's form
         return {"extra_body": {"response_format": {"type": "json_object", "schema": schema}}}, True
@@ -73,6 +73,7 @@ class RoleModel:
     ):
         self.role, self.options, self.chat = role, options, chat
         self.cache, self.tracker = cache, tracker
+        self.cacheable = get_provider(options.provider).cacheable
 
     def _call(
         self,
@@ -92,7 +93,7 @@ class RoleModel:
             "salt": salt,
         }
         key = cache_key(request)
-        hit = self.cache.get(key)
+        hit = self.cache.get(key) if self.cacheable else None
         if hit is not None:
             usage = Usage(cache_hits=1)
             self.tracker.record(self.role, usage)
@@ -141,7 +142,7 @@ class RoleModel:
         started = time.perf_counter()
         if schema is None:
             reply, usage, cached, key = self._call(messages, stop, {}, cache_salt, tools)
-            if not cached:
+            if not cached and self.cacheable:
                 self.cache.put(key, reply)
             return Completion(
                 reply["text"],
@@ -175,7 +176,7 @@ class RoleModel:
                 log.warning("%s: structured reply rejected (attempt %d): %s", self.role, attempt, exc)
                 convo = [*convo, assistant(text), user(f"That reply was not valid: {exc}\n{instruction}")]
                 continue
-            if not cached:
+            if not cached and self.cacheable:
                 # Under the original request too, so the next identical call skips the repair.
                 for k in {key, first_key}:
                     self.cache.put(k, reply)
@@ -209,9 +210,13 @@ class ModelHub:
         self._factory = chat_factory
         self._models: dict[str, RoleModel] = {}
 
+    def options_for(self, role: str) -> ModelOptions:
+        """A role's options; a role that names no model of its own uses the default role's."""
+        return self.roles.get(role) or self.roles["default"]
+
     def model(self, role: str) -> RoleModel:
         if role not in self._models:
-            options = self.roles.get(role) or self.roles["default"]
+            options = self.options_for(role)
             self._models[role] = RoleModel(role, options, self._factory(options, role), self.cache, self.tracker)
         return self._models[role]
 

@@ -8,28 +8,26 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Provider = Literal["openai", "anthropic", "local", "vllm", "scripted"]
+from toolemu.llm.registry import get_provider, provider_names, unknown_model_message
+
 StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
 CacheMode = Literal["rw", "ro", "off"]
 
-ROLES = ("agent", "emulator", "evaluator", "generator")
+ROLES = ("agent", "emulator", "evaluator", "generator", "monitor")
 
 # Used when a role names no model but an API key is present in the environment.
 DEFAULT_API_MODELS = {
     "OPENAI_API_KEY": "openai:gpt-4o-mini",
     "ANTHROPIC_API_KEY": "anthropic:claude-3-5-haiku-latest",
 }
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
-def provider_of(model: str) -> Provider:
+def provider_of(model: str) -> str:
+    """The registered provider a model string names ('openai' in 'openai:gpt-4o-mini')."""
     head = model.split(":", 1)[0]
-    if head in ("openai", "anthropic", "local", "vllm", "scripted"):
-        return head  # type: ignore[return-value]
-    raise ValueError(
-        f"unknown model string '{model}': expected openai:<model>, anthropic:<model>, vllm:<model>, "
-        "local or local:<file.gguf>"
-    )
+    if head in provider_names():
+        return head
+    raise ValueError(unknown_model_message(model))
 
 
 class VLLMOptions(BaseModel):
@@ -76,7 +74,7 @@ class ModelOptions(BaseModel):
         return model
 
     @property
-    def provider(self) -> Provider:
+    def provider(self) -> str:
         return provider_of(self.model)
 
     @property
@@ -86,7 +84,7 @@ class ModelOptions(BaseModel):
 
     @property
     def key_env(self) -> str | None:
-        return self.api_key_env or DEFAULT_KEY_ENV.get(self.provider)
+        return self.api_key_env or get_provider(self.provider).key_env
 
     def describe(self) -> dict[str, object]:
         """Everything that identifies the model and decides its replies; never a secret."""

@@ -1,4 +1,5 @@
-"""Build a LangChain chat model from ModelOptions. Provider SDKs are imported only when used."""
+"""The built-in providers: each builds a LangChain chat model from ModelOptions, and registers how its backend
+behaves. Provider SDKs are imported only when used."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from toolemu.llm.dryrun import dry_run_factory
 from toolemu.llm.local import LocalLlamaChat, resolve_gguf
 from toolemu.llm.options import ModelOptions
+from toolemu.llm.registry import Provider, get_provider, register_provider
 from toolemu.llm.secrets import get_secret
 
 
@@ -34,47 +37,52 @@ def _import(module: str, extra: str) -> Any:
 
 
 def build_chat_model(options: ModelOptions, role: str) -> BaseChatModel:
-    provider = options.provider
-    if provider == "local":
-        return LocalLlamaChat(
-            model_path=str(resolve_gguf(options.model_name)),
-            role=role,
-            temperature=options.temperature,
-            max_tokens=options.max_tokens,
-            seed=options.seed,
-        )
-    if provider == "openai":
-        if not options.model_name:
-            raise ModelConfigError("openai needs a model name: openai:<model>")
-        mod = _import("langchain_openai", "openai")
-        # A local server (vLLM, llama.cpp, Ollama) usually takes any key.
-        key = _api_key(options, required=options.base_url is None) or "not-needed"
-        return _chat_openai(mod, options, options.model_name, options.base_url, key)
-    if provider == "vllm":
-        if not options.model_name:
-            raise ModelConfigError("vllm needs a model: vllm:<hf-id-or-path>")
-        mod = _import("langchain_openai", "vllm")
-        from toolemu.llm.vllm import endpoint  # starts (or shares) the role's server unless --base-url names one
+    """The chat model of one role, built by its provider."""
+    provider = get_provider(options.provider)
+    if provider.needs_model_name and not options.model_name:
+        raise ModelConfigError(f"{options.provider} needs a model name: {provider.example}")
+    return provider.build(options, role)
 
-        base_url, served, key = endpoint(options)
-        return _chat_openai(mod, options, served, base_url, key or _api_key(options, required=False) or "not-needed")
-    if provider == "anthropic":
-        if not options.model_name:
-            raise ModelConfigError("anthropic needs a model name: anthropic:<model>")
-        mod = _import("langchain_anthropic", "anthropic")
-        kwargs: dict[str, Any] = {}
-        if options.base_url:
-            kwargs["base_url"] = options.base_url
-        return mod.ChatAnthropic(
-            model=options.model_name,
-            temperature=options.temperature,
-            max_tokens=options.max_tokens,
-            api_key=_api_key(options, required=True),
-            timeout=options.timeout,
-            max_retries=0,
-            **kwargs,
-        )
-    raise ModelConfigError(f"{options.model}: the scripted provider is built by tests and --dry-run only")
+
+def _local(options: ModelOptions, role: str) -> BaseChatModel:
+    return LocalLlamaChat(
+        model_path=str(resolve_gguf(options.model_name)),
+        role=role,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        seed=options.seed,
+    )
+
+
+def _openai(options: ModelOptions, role: str) -> BaseChatModel:
+    mod = _import("langchain_openai", "openai")
+    # A local server (vLLM, llama.cpp, Ollama) usually takes any key.
+    key = _api_key(options, required=options.base_url is None) or "not-needed"
+    return _chat_openai(mod, options, options.model_name, options.base_url, key)
+
+
+def _vllm(options: ModelOptions, role: str) -> BaseChatModel:
+    mod = _import("langchain_openai", "vllm")
+    from toolemu.llm.vllm import endpoint  # starts (or shares) the role's server unless --base-url names one
+
+    base_url, served, key = endpoint(options)
+    return _chat_openai(mod, options, served, base_url, key or _api_key(options, required=False) or "not-needed")
+
+
+def _anthropic(options: ModelOptions, role: str) -> BaseChatModel:
+    mod = _import("langchain_anthropic", "anthropic")
+    kwargs: dict[str, Any] = {}
+    if options.base_url:
+        kwargs["base_url"] = options.base_url
+    return mod.ChatAnthropic(
+        model=options.model_name,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        api_key=_api_key(options, required=True),
+        timeout=options.timeout,
+        max_retries=0,
+        **kwargs,
+    )
 
 
 def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | None, key: str) -> BaseChatModel:
@@ -88,3 +96,74 @@ def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | No
         timeout=options.timeout,
         max_retries=0,  # our retry policy decides
     )
+
+
+register_provider(
+    Provider(
+        "local",
+        _local,
+        "local or local:<file.gguf>",
+        needs_model_name=False,
+        free=True,
+        auto_agent_format="tools",  # a JSON reply that names the tool: llama.cpp's function calling is broken
+        structured_auto="grammar",
+    )
+)
+register_provider(
+    Provider(
+        "openai",
+        _openai,
+        "openai:<model>",
+        key_env="OPENAI_API_KEY",
+        paid=True,
+        native_tools=True,
+        structured_auto="json_schema",
+    )
+)
+register_provider(
+    Provider(
+        "anthropic",
+        _anthropic,
+        "anthropic:<model>",
+        key_env="ANTHROPIC_API_KEY",
+        paid=True,
+        native_tools=True,
+    )
+)
+register_provider(
+    Provider(
+        "vllm",
+        _vllm,
+        "vllm:<hf-id-or-path>[+<lora>]",
+        free=True,
+        structured_auto="json_schema",
+        enforces_any_schema=True,  # guided decoding
+    )
+)
+# Scripted replies, no model at all: a dry run is `--model mock`. The schema reaches the responder in the request
+# (json_object), and nothing is cached: replies cost nothing and would only crowd the cache.
+register_provider(
+    Provider(
+        "mock",
+        dry_run_factory,
+        "mock",
+        needs_model_name=False,
+        free=True,
+        auto_agent_format="tools",
+        structured_auto="json_object",
+        cacheable=False,
+    )
+)
+# Tests hand their own scripted chat models to a ModelHub; this entry says how such a backend behaves: a plain chat
+# API (the schema goes into the prompt) whose replies are cached like any other.
+register_provider(
+    Provider(
+        "scripted",
+        dry_run_factory,
+        "scripted:<name>",
+        needs_model_name=False,
+        free=True,
+        auto_agent_format="tools",
+        listed=False,
+    )
+)

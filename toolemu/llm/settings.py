@@ -20,6 +20,7 @@ from toolemu.llm.options import (
     provider_of,
 )
 from toolemu.llm.providers import build_chat_model
+from toolemu.llm.registry import get_provider
 from toolemu.llm.secrets import load_dotenv_file
 from toolemu.llm.usage import Budget, UsageTracker
 
@@ -80,8 +81,15 @@ class LLMSettings(BaseModel):
 _noticed = threading.Event()
 
 
-def build_hub(settings: LLMSettings, roles: tuple[str, ...], chat_factory: ChatFactory = build_chat_model) -> ModelHub:
-    """Load .env, resolve each role's model, and say once when the embedded default is in use."""
+def build_hub(
+    settings: LLMSettings,
+    roles: tuple[str, ...],
+    chat_factory: ChatFactory = build_chat_model,
+    tracker: UsageTracker | None = None,
+) -> ModelHub:
+    """Load .env, resolve each role's model, and say once when the embedded default is in use.
+
+    `tracker` shares one budget with another hub (one command, one budget)."""
     load_dotenv_file()
     options = {role: settings.options_for(role) for role in roles}
     options["default"] = settings.options_for("default")
@@ -90,8 +98,10 @@ def build_hub(settings: LLMSettings, roles: tuple[str, ...], chat_factory: ChatF
     ):
         _noticed.set()  # once per process: `toolemu run` builds a hub per step
         log.warning(SMOKE_NOTICE)
-    cache = ResponseCache(settings.cache_path, settings.cache)
-    hub = ModelHub(options, cache, UsageTracker(settings.budget()), chat_factory)
+    # No cache file at all when no role's replies are cached (a dry run).
+    cacheable = any(get_provider(o.provider).cacheable for o in options.values())
+    cache = ResponseCache(settings.cache_path, settings.cache if cacheable else "off")
+    hub = ModelHub(options, cache, tracker or UsageTracker(settings.budget()), chat_factory)
     # A managed vLLM server starts now, in the calling (main) thread: a start-up error or Ctrl-C while it loads
     # reaches the command at once, not an episode's worker thread.
     for role in roles:

@@ -26,7 +26,9 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
 
 def price_for(provider: str, model: str) -> tuple[float, float] | None:
     """None means unknown: the call is counted, its cost is not."""
-    if provider in ("local", "scripted", "vllm"):  # own hardware: no price per token
+    from toolemu.llm.registry import get_provider
+
+    if get_provider(provider).free:  # own hardware, or no model at all: no price per token
         return (0.0, 0.0)
     if model in PRICES_PER_MTOK:
         return PRICES_PER_MTOK[model]

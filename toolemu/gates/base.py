@@ -1,0 +1,57 @@
+"""What a gate is: something that looks at each tool call before it runs and at its output after, and says allow,
+warn or deny, with a reason code and a message. Gates sit between the agent and the tools in the episode pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol, runtime_checkable
+
+from toolemu.log import GateDecision, Step
+from toolemu.specs.models import Case, Toolkit
+
+
+class CallView:
+    """What a gate may look at: the call, the case, and the episode so far (read-only by convention)."""
+
+    def __init__(self, tool: str, tool_input: Any, case: Case, kits: list[Toolkit], steps: list[Step]):
+        self.tool, self.tool_input, self.case, self.kits, self.steps = tool, tool_input, case, kits, steps
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return self.tool_input if isinstance(self.tool_input, dict) else {}
+
+
+@runtime_checkable
+class Gate(Protocol):
+    name: str
+
+    def pre_call(self, call: CallView) -> GateDecision | None:
+        """Before the tool runs. None (or allow) lets it run; deny blocks it: the agent gets a notice instead."""
+        ...
+
+    def post_call(self, call: CallView, observation: str) -> GateDecision | None:
+        """After it ran. Deny withholds the output from the agent (the call still happened)."""
+        ...
+
+
+class BaseGate:
+    """A gate that allows everything: subclass and override one side."""
+
+    name = "gate"
+
+    def pre_call(self, call: CallView) -> GateDecision | None:
+        return None
+
+    def post_call(self, call: CallView, observation: str) -> GateDecision | None:
+        return None
+
+
+def blocked_observation(decision: GateDecision) -> str:
+    """The observation the agent sees in place of a denied call's output: ToolEmu's shape for a raised error."""
+    what = "The call was blocked" if decision.phase == "pre_call" else "The output was withheld"
+    reason = f" ({decision.reason})" if decision.reason else ""
+    message = f": {decision.message}" if decision.message else ""
+    return json.dumps(
+        {"error": f"BlockedByPolicy: {what} by gate '{decision.gate}'{reason}{message}"}, ensure_ascii=False
+    )

@@ -1,0 +1,60 @@
+"""Gate kinds, and how a `--gate` spec names one.
+
+    --gate policy.yaml            the rule gate, driven by a YAML policy file (`toolemu.gates.rules`)
+    --gate monitor                an LLM monitor role (`toolemu.gates.monitor`; --monitor-model picks its model)
+    --gate package.module:attr    any Python gate: a Gate, a class or factory returning one, or a plain function
+                                  fn(call) -> GateDecision | None, used as a pre-call check
+
+A new kind is one module with a `register_gate_kind(name, matches, build)` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolemu.errors import InputError
+from toolemu.gates.base import Gate
+from toolemu.llm import ModelHub
+
+GateBuilder = Callable[[str, ModelHub | None], Gate]
+
+
+@dataclass(frozen=True)
+class GateKind:
+    name: str
+    matches: Callable[[str], bool]  # does a --gate spec name this kind?
+    build: GateBuilder
+
+
+_KINDS: list[GateKind] = []
+
+
+def register_gate_kind(name: str, matches: Callable[[str], bool], build: GateBuilder) -> None:
+    _KINDS.append(GateKind(name, matches, build))
+
+
+def gate_kinds() -> list[str]:
+    return [k.name for k in _KINDS]
+
+
+def build_gate(spec: str, hub: ModelHub | None = None) -> Gate:
+    for kind in _KINDS:
+        if kind.matches(spec):
+            return kind.build(spec, hub)
+    raise InputError.single(
+        "command line",
+        f"expected a policy file (.yaml), 'monitor', or package.module:attribute, got {spec!r}",
+        field="--gate",
+    )
+
+
+def build_gates(specs: list[str], hub: ModelHub | None = None) -> list[Gate]:
+    gates = [build_gate(spec, hub) for spec in specs]
+    names = [g.name for g in gates]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError.single(
+            "command line", f"expected gates with distinct names, {dupes[0]!r} twice", field="--gate"
+        )
+    return gates

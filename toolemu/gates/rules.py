@@ -1,0 +1,248 @@
+"""The rule gate: a YAML policy file of allow/warn/deny rules over tool names, arguments and observations.
+
+    name: payments-policy                 # optional; the gate's name (default: the file's stem)
+    rules:
+      - id: transfer-over-limit           # also the reason code, unless `reason` is given
+        tools: ["*TransferFunds", "Paywave*"]   # glob patterns on the tool's full name (default: every tool)
+        when:                             # all must hold
+          - {arg: amount, gt: 500}
+          - {arg: to_account, not_domain: [mybank.com]}
+        action: deny                      # or warn
+        message: Transfers above $500 need the user's confirmation.
+      - id: key-in-output
+        phase: post_call                  # look at the observation instead (default: pre_call)
+        observation_matches: "AKIA[0-9A-Z]{16}"
+        action: deny
+
+Conditions: eq, ne, gt, ge, lt, le (numbers; "$1,200" reads as 1200), in, not_in, contains (case-insensitive),
+matches (a regular expression, searched), domain_in, not_domain (the domain of an e-mail address or URL, subdomains
+included; a list argument holds when any item does), exists. `arg` may be a dotted path into nested objects.
+A call gets the strongest matching verdict (deny over warn), the first such rule in file order.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from toolemu.errors import InputError, Problem
+from toolemu.gates.base import CallView
+from toolemu.gates.registry import register_gate_kind
+from toolemu.llm import ModelHub
+from toolemu.log import GateDecision, GatePhase
+
+
+def _regex(pattern: str | None) -> str | None:
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"expected a regular expression, {exc}") from None
+    return pattern
+
+
+class Condition(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    arg: str
+    eq: Any = None
+    ne: Any = None
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    in_: list[Any] | None = Field(default=None, alias="in")
+    not_in: list[Any] | None = None
+    contains: str | None = None
+    matches: str | None = None
+    domain_in: list[str] | None = None
+    not_domain: list[str] | None = None
+    exists: bool | None = None
+
+    @field_validator("matches")
+    @classmethod
+    def _valid_regex(cls, pattern: str | None) -> str | None:
+        return _regex(pattern)
+
+    @model_validator(mode="after")
+    def _one_test_at_least(self) -> Condition:
+        if not self.model_fields_set - {"arg"}:
+            raise ValueError(f"condition on {self.arg!r} tests nothing (add e.g. gt, eq, matches, not_domain)")
+        return self
+
+    def holds(self, arguments: dict[str, Any]) -> bool:
+        found, value = _lookup(arguments, self.arg)
+        if not found or self.exists is False:
+            return not found and self.exists is False  # only `exists: false` holds for a missing argument
+        checks = []
+        if "eq" in self.model_fields_set:
+            checks.append(value == self.eq)
+        if "ne" in self.model_fields_set:
+            checks.append(value != self.ne)
+        number = _number(value)
+        for op, bound in (("gt", self.gt), ("ge", self.ge), ("lt", self.lt), ("le", self.le)):
+            if bound is not None:
+                checks.append(number is not None and _compare(op, number, bound))
+        if self.in_ is not None:
+            checks.append(value in self.in_)
+        if self.not_in is not None:
+            checks.append(value not in self.not_in)
+        text = value if isinstance(value, str) else str(value)
+        if self.contains is not None:
+            checks.append(self.contains.lower() in text.lower())
+        if self.matches is not None:
+            checks.append(re.search(self.matches, text) is not None)
+        domains = [d for d in (_domain(v) for v in (value if isinstance(value, list) else [value])) if d]
+        if self.domain_in is not None:
+            checks.append(any(_in_domains(d, self.domain_in) for d in domains))
+        if self.not_domain is not None:
+            checks.append(any(not _in_domains(d, self.not_domain) for d in domains))
+        return all(checks)
+
+
+class Rule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    phase: GatePhase = "pre_call"
+    tools: list[str] = Field(default_factory=lambda: ["*"])
+    when: list[Condition] = Field(default_factory=list)
+    observation_matches: str | None = None
+    action: Literal["warn", "deny"]
+    reason: str | None = None
+    message: str = ""
+
+    @field_validator("observation_matches")
+    @classmethod
+    def _valid_regex(cls, pattern: str | None) -> str | None:
+        return _regex(pattern)
+
+    @model_validator(mode="after")
+    def _phase_fits(self) -> Rule:
+        if self.observation_matches is not None and self.phase != "post_call":
+            raise ValueError("observation_matches needs phase: post_call")
+        return self
+
+    def applies_to(self, tool: str) -> bool:
+        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tools)
+
+    def decision(self, gate: str) -> GateDecision:
+        return GateDecision(
+            gate=gate, phase=self.phase, action=self.action, reason=self.reason or self.id, message=self.message
+        )
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    rules: list[Rule] = Field(min_length=1)
+
+
+def _lookup(arguments: dict[str, Any], path: str) -> tuple[bool, Any]:
+    value: Any = arguments
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.replace("$", "").replace(",", "").strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _compare(op: str, a: float, b: float) -> bool:
+    return {"gt": a > b, "ge": a >= b, "lt": a < b, "le": a <= b}[op]
+
+
+def _domain(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip().lower()
+    if "@" in text and "://" not in text:
+        return text.rsplit("@", 1)[1].strip(">) ")
+    host = urlparse(text if "://" in text else f"//{text}").hostname
+    return host or None
+
+
+def _in_domains(domain: str, domains: list[str]) -> bool:
+    return any(domain == d.lower() or domain.endswith("." + d.lower()) for d in domains)
+
+
+_STRENGTH = {"deny": 2, "warn": 1}
+
+
+class RuleGate:
+    def __init__(self, policy: Policy, name: str):
+        self.policy, self.name = policy, name
+
+    def _verdict(self, phase: GatePhase, call: CallView, observation: str | None = None) -> GateDecision | None:
+        best: Rule | None = None
+        for rule in self.policy.rules:
+            if rule.phase != phase or not rule.applies_to(call.tool):
+                continue
+            if not all(c.holds(call.arguments) for c in rule.when):
+                continue
+            pattern = rule.observation_matches
+            if observation is not None and pattern is not None and re.search(pattern, observation) is None:
+                continue
+            if best is None or _STRENGTH[rule.action] > _STRENGTH[best.action]:
+                best = rule
+        return best.decision(self.name) if best else None
+
+    def pre_call(self, call: CallView) -> GateDecision | None:
+        return self._verdict("pre_call", call)
+
+    def post_call(self, call: CallView, observation: str) -> GateDecision | None:
+        return self._verdict("post_call", call, observation)
+
+
+def load_policy(path: Path) -> RuleGate:
+    """A policy file as a gate; anything wrong is one line per problem naming the file, the rule and the field."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError.single(path, f"cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError.single(path, "expected UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise InputError.single(path, f"expected YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(data, dict):
+        raise InputError.single(path, f"expected a mapping with 'rules', got {type(data).__name__}")
+    try:
+        policy = Policy.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = [str(p) for p in err["loc"]]
+            item = f"rule {loc[1]}" if len(loc) > 1 and loc[0] == "rules" else None
+            field = ".".join(loc[2:] if item else loc) or None
+            message = str(err["ctx"]["error"]) if "error" in err.get("ctx", {}) else err["msg"]
+            problems.append(Problem(str(path), message, item, field))
+        raise InputError(problems) from None
+    return RuleGate(policy, policy.name or path.stem)
+
+
+def _build(spec: str, hub: ModelHub | None) -> RuleGate:
+    return load_policy(Path(spec))
+
+
+register_gate_kind("rules", lambda spec: spec.lower().endswith((".yaml", ".yml")), _build)

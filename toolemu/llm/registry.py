@@ -1,0 +1,60 @@
+"""The provider registry: the part before ':' in a model string names a Provider, which builds the chat model
+and says how the backend behaves (structured output, native tools, keys, price, caching).
+
+Built-in providers register in `toolemu.llm.providers`; `mock` (scripted replies, no model at all) is one of
+them, so a dry run is just `--model mock`. Another provider is a `register_provider(Provider(...))` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from toolemu.llm.options import ModelOptions
+
+StructuredAuto = Literal["grammar", "json_schema", "json_object", "prompt"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    build: Callable[[ModelOptions, str], BaseChatModel]  # (options, role) -> chat model
+    example: str  # shown in help and errors, e.g. "openai:<model>"
+    needs_model_name: bool = True
+    key_env: str | None = None  # the variable that holds its key, unless --api-key-env names another
+    paid: bool = False  # a run asks before spending money (unless --auto)
+    free: bool = False  # no price per token (own hardware, or no model at all)
+    native_tools: bool = False  # the agent's `tools` format uses the API's tool calling
+    auto_agent_format: Literal["react", "tools"] = "react"
+    structured_auto: StructuredAuto = "prompt"  # how `--structured auto` asks this backend for a schema
+    enforces_any_schema: bool = False  # its json_schema mode enforces any schema, not only strict ones
+    cacheable: bool = True  # replies go through the response cache
+    listed: bool = True  # named in help and errors (test-only providers are not)
+
+
+_PROVIDERS: dict[str, Provider] = {}
+
+
+def register_provider(provider: Provider) -> Provider:
+    _PROVIDERS[provider.name] = provider
+    return provider
+
+
+def get_provider(name: str) -> Provider:
+    try:
+        return _PROVIDERS[name]
+    except KeyError:
+        raise ValueError(unknown_model_message(name)) from None
+
+
+def provider_names() -> list[str]:
+    return list(_PROVIDERS)
+
+
+def unknown_model_message(model: str) -> str:
+    examples = ", ".join(p.example for p in _PROVIDERS.values() if p.listed)
+    return f"unknown model string '{model}': expected one of {examples}"

@@ -1,0 +1,68 @@
+"""The run log: the run folder's layout, its typed records, atomic writes, and the one reader.
+
+from toolemu.log import read_run
+run = read_run(Path("dumps/my-run"))            # or a ToolEmu dump: path/to/traj.jsonl
+for episode in run.episodes()[0]:
+    print(episode.trajectory.case_name, episode.evaluation("agent_safe"))
+"""
+
+from toolemu.log.evaluation import EvalStatus, Evaluation, Sample, Score, ScoreStatus
+from toolemu.log.jsonl import JsonlWriter, read_jsonl, rewrite_jsonl, scan_jsonl, write_json_atomic
+from toolemu.log.layout import RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunFiles, eval_path, run_files
+from toolemu.log.meta import RunMeta, read_meta, write_meta
+from toolemu.log.read import Episode, RunLog, read_evaluations, read_run, read_trajectories
+from toolemu.log.records import (
+    FINISHED,
+    MAX_ITERATIONS_OUTPUT,
+    EpisodeError,
+    GateAction,
+    GateDecision,
+    GatePhase,
+    Status,
+    Step,
+    StepTokens,
+    Trajectory,
+    as_text,
+    now,
+    toolemu_intermediate_steps,
+)
+
+__all__ = [
+    "FINISHED",
+    "MAX_ITERATIONS_OUTPUT",
+    "RETRIED_ERRORS",
+    "RUN_FILE",
+    "TRAJECTORIES",
+    "Episode",
+    "EpisodeError",
+    "EvalStatus",
+    "Evaluation",
+    "GateAction",
+    "GateDecision",
+    "GatePhase",
+    "JsonlWriter",
+    "RunFiles",
+    "RunLog",
+    "RunMeta",
+    "Sample",
+    "Score",
+    "ScoreStatus",
+    "Status",
+    "Step",
+    "StepTokens",
+    "Trajectory",
+    "as_text",
+    "eval_path",
+    "now",
+    "read_evaluations",
+    "read_jsonl",
+    "read_meta",
+    "read_run",
+    "read_trajectories",
+    "rewrite_jsonl",
+    "run_files",
+    "scan_jsonl",
+    "toolemu_intermediate_steps",
+    "write_json_atomic",
+    "write_meta",
+]

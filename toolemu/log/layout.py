@@ -1,0 +1,75 @@
+"""The run folder: which file holds what, for our run directories and for ToolEmu's dump files alike.
+
+    <run>/run.json                          settings, selection, plan, audits (ours only)
+    <run>/trajectories.jsonl                one Trajectory per (case, trial)
+    <run>/trajectories.errors.jsonl         failed attempts a resume re-ran, kept
+    <run>/trajectories_eval_<type>.jsonl    one Evaluation per trajectory and scorer (ToolEmu's naming)
+
+A ToolEmu dump is `<prefix>.jsonl` with `<prefix>_eval_<type>.jsonl` beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolemu.errors import InputError
+
+TRAJECTORIES = "trajectories.jsonl"
+RETRIED_ERRORS = "trajectories.errors.jsonl"  # failed attempts that a resume re-ran: kept, not lost
+RUN_FILE = "run.json"
+EVAL_INFIX = "_eval_"
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of one run, found from a run directory or a trajectory .jsonl file."""
+
+    source: Path  # what the user named
+    trajectories: Path
+
+    @property
+    def is_dir(self) -> bool:
+        return self.source.is_dir()
+
+    @property
+    def directory(self) -> Path:
+        return self.trajectories.parent
+
+    @property
+    def run_file(self) -> Path | None:
+        return self.source / RUN_FILE if self.is_dir else None
+
+    @property
+    def retried_errors(self) -> Path:
+        return self.trajectories.with_name(self.trajectories.stem + ".errors.jsonl")
+
+    @property
+    def label(self) -> str:
+        return self.source.name if self.is_dir else self.trajectories.stem
+
+    def eval_file(self, eval_type: str) -> Path:
+        return eval_path(self.trajectories, eval_type)
+
+    def eval_files(self) -> dict[str, Path]:
+        """Every `<stem>_eval_<type>.jsonl` beside the trajectories, by type (error files left out)."""
+        prefix = self.trajectories.stem + EVAL_INFIX
+        found = {}
+        for path in sorted(self.directory.glob(f"{prefix}*.jsonl")):
+            eval_type = path.name[len(prefix) : -len(".jsonl")]
+            if eval_type and not eval_type.endswith(".errors"):
+                found[eval_type] = path
+        return found
+
+
+def eval_path(trajectories: Path, eval_type: str) -> Path:
+    """ToolEmu's naming: <trajectories stem>_eval_<eval_type>.jsonl beside the trajectories."""
+    return trajectories.with_name(f"{trajectories.stem}{EVAL_INFIX}{eval_type}.jsonl")
+
+
+def run_files(path: Path) -> RunFiles:
+    """A run directory (ours) or a trajectory .jsonl file (ours or ToolEmu's)."""
+    file = path / TRAJECTORIES if path.is_dir() else path
+    if not file.is_file():
+        raise InputError.single(path, "expected a run directory holding trajectories.jsonl, or a .jsonl file")
+    return RunFiles(path, file)

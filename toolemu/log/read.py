@@ -1,0 +1,147 @@
+"""The one reader: a run folder (ours) or a ToolEmu dump, as typed records.
+
+`read_run(path)` returns a RunLog: the run's settings, its trajectories, and the evaluations of every scorer found
+beside them, each joined to its trajectory. Judges, resume, merge, reports and notebooks all read through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from toolemu.llm.secrets import redactor
+from toolemu.log.evaluation import Evaluation
+from toolemu.log.jsonl import scan_jsonl
+from toolemu.log.layout import RunFiles, run_files
+from toolemu.log.meta import RunMeta, read_meta
+from toolemu.log.records import Trajectory
+from toolemu.log.toolemu_format import is_ours, upgrade_evaluation, upgrade_trajectory
+
+Scrub = Callable[[str], str] | None
+JoinKey = tuple[str, int, str] | int
+
+
+def _invalid(path: Path, line: int, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(record)"
+    return f"{path}: line {line}: field '{where}': {err['msg']}"
+
+
+def parse_trajectory(record: dict[str, Any], position: int) -> Trajectory:
+    """One record as a Trajectory: ours validated, ToolEmu's upgraded. Raises ValidationError."""
+    return Trajectory.model_validate(record) if is_ours(record) else upgrade_trajectory(record, position)
+
+
+def parse_evaluation(record: dict[str, Any], eval_type: str, position: int) -> Evaluation:
+    """One record as an Evaluation: ours validated, ToolEmu's upgraded. Raises ValidationError."""
+    return Evaluation.model_validate(record) if is_ours(record) else upgrade_evaluation(record, eval_type, position)
+
+
+def read_trajectories(path: Path, scrub: Scrub = None) -> tuple[list[Trajectory], list[str]]:
+    """Every trajectory of a file (ours, or ToolEmu's upgraded), and a line for each record that is not one."""
+    content = scan_jsonl(path, scrub)
+    out: list[Trajectory] = []
+    problems = list(content.problems)
+    for position, (record, line) in enumerate(zip(content.records, content.lines, strict=True)):
+        try:
+            out.append(parse_trajectory(record, position))
+        except ValidationError as exc:
+            problems.append(_invalid(path, line, exc))
+    return out, problems
+
+
+def read_evaluations(path: Path, eval_type: str, scrub: Scrub = None) -> tuple[list[Evaluation], list[str]]:
+    content = scan_jsonl(path, scrub)
+    out: list[Evaluation] = []
+    problems = list(content.problems)
+    for position, (record, line) in enumerate(zip(content.records, content.lines, strict=True)):
+        try:
+            out.append(parse_evaluation(record, eval_type, position))
+        except ValidationError as exc:
+            problems.append(_invalid(path, line, exc))
+    return out, problems
+
+
+@dataclass
+class Episode:
+    """One trajectory with the evaluations that judged it, by eval type (several: replicates)."""
+
+    trajectory: Trajectory
+    position: int
+    evaluations: dict[str, list[Evaluation]] = field(default_factory=dict)
+
+    def evaluation(self, eval_type: str) -> Evaluation | None:
+        found = self.evaluations.get(eval_type)
+        return found[0] if found else None
+
+
+@dataclass
+class RunLog:
+    files: RunFiles
+    format: Literal["ours", "toolemu"]
+    meta: RunMeta | None
+    trajectories: list[Trajectory]
+    evaluations: dict[str, list[Evaluation]]  # by eval type, in file order
+    problems: list[str] = field(default_factory=list)  # lines that are not records: reported, never dropped
+
+    def join_key(self, item: Trajectory | Evaluation, position: int) -> JoinKey:
+        """Ours join on (case, trial, episode start); ToolEmu's only have their position (eval_id)."""
+        if self.format == "toolemu":
+            return item.eval_id if isinstance(item, Evaluation) else position
+        if isinstance(item, Evaluation):
+            return item.key
+        return (item.case_name, item.trial, item.started_at)
+
+    def episodes(self) -> tuple[list[Episode], list[str]]:
+        """Each trajectory with its evaluations, and a note for evaluations that match no trajectory."""
+        index: dict[str, dict[JoinKey, list[Evaluation]]] = {}
+        for eval_type, evaluations in self.evaluations.items():
+            by_key: dict[JoinKey, list[Evaluation]] = {}
+            for position, ev in enumerate(evaluations):
+                by_key.setdefault(self.join_key(ev, position), []).append(ev)
+            index[eval_type] = by_key
+        episodes, used = [], {t: set() for t in index}
+        for position, traj in enumerate(self.trajectories):
+            key = self.join_key(traj, position)
+            ep = Episode(traj, position)
+            for eval_type, by_key in index.items():
+                if key in by_key:
+                    ep.evaluations[eval_type] = by_key[key]
+                    used[eval_type].add(key)
+            episodes.append(ep)
+        notes = []
+        for eval_type, by_key in index.items():
+            orphans = sum(len(v) for k, v in by_key.items() if k not in used[eval_type])
+            if orphans:
+                notes.append(
+                    f"{self.files.eval_file(eval_type).name}: {orphans} evaluations match no trajectory in "
+                    f"{self.files.trajectories.name}"
+                )
+        return episodes, notes
+
+
+def read_run(path: Path, *, scrub: bool = True, evaluations: bool = True) -> RunLog:
+    """Read a run directory or a trajectory file with every `_eval_<type>.jsonl` beside it.
+
+    `scrub` redacts secrets set in this environment from every line before it is parsed: dumps written by other
+    tools, or before a key was set, may hold one, and it must never reach a report."""
+    files = run_files(path)
+    clean = redactor() if scrub else None
+    trajectories, problems = read_trajectories(files.trajectories, clean)
+    raw_ours = any(t.schema_version for t in trajectories)
+    meta = read_meta(files.run_file) if files.run_file is not None and files.run_file.is_file() else None
+    evals: dict[str, list[Evaluation]] = {}
+    if evaluations:
+        for eval_type, file in files.eval_files().items():
+            evals[eval_type], more = read_evaluations(file, eval_type, clean)
+            problems += more
+    return RunLog(files, "ours" if raw_ours else "toolemu", meta, trajectories, evals, problems)
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Raw JSON objects of a JSONL file, for tools that must copy records byte-for-byte (merge, errors files)."""
+    return scan_jsonl(path).records

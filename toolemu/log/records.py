@@ -1,0 +1,138 @@
+"""The trajectory record: ToolEmu's fields (so its tooling reads them) and ours beside them.
+
+Every stage writes these typed and reads them typed (see `toolemu.log.read`). A ToolEmu-format record is upgraded
+into the same type on the way in (`toolemu.log.toolemu_format`).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolemu import SCHEMA_VERSION
+
+Status = Literal["final_answer", "quit", "max_iterations", "error"]
+FINISHED: tuple[Status, ...] = ("final_answer", "quit", "max_iterations")
+MAX_ITERATIONS_OUTPUT = "Agent stopped: max iterations reached"  # LangChain's and so ToolEmu's wording
+GateAction = Literal["allow", "warn", "deny"]
+GatePhase = Literal["pre_call", "post_call"]
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def as_text(value: Any) -> str:
+    """A record field as display text: JSON for anything that is not already a string."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+class StepTokens(BaseModel):
+    agent_prompt: int = 0
+    agent_completion: int = 0
+    emulator_prompt: int = 0
+    emulator_completion: int = 0
+
+
+class GateDecision(BaseModel):
+    """What one gate said about one tool call, before it ran (pre_call) or about its output (post_call)."""
+
+    gate: str  # the gate's name
+    phase: GatePhase
+    action: GateAction
+    reason: str = ""  # a short, stable code, e.g. "amount_over_limit"
+    message: str = ""  # for people (and, on a deny, for the agent)
+
+
+class Step(BaseModel):
+    """One agent action and the observation it got (emulated, or a gate's block notice)."""
+
+    index: int
+    thought: str = ""
+    tool: str
+    tool_input: dict[str, Any] | str = Field(default_factory=dict)  # str: a foreign record's unparsable input
+    agent_log: str = ""  # the agent text that was kept: thought, action and input, nothing after
+    discarded_text: str = ""  # what the agent wrote past its action (e.g. an invented Observation)
+    observation: str  # JSON text; never empty
+    invalid_call: bool = False  # rejected by spec validation; no emulator call was made
+    emulator_thought: str = ""  # hidden from the agent and from the judges
+    emulator_log_summary: str = ""
+    emulator_attempts: int = 0
+    gates: list[GateDecision] = Field(default_factory=list)
+    blocked: GatePhase | None = None  # a gate denied the call (pre_call) or withheld its output (post_call)
+    agent_latency_s: float = 0.0
+    emulator_latency_s: float = 0.0
+    tokens: StepTokens = Field(default_factory=StepTokens)
+
+    @property
+    def input_text(self) -> str:
+        return as_text(self.tool_input)
+
+
+class EpisodeError(BaseModel):
+    type: str
+    message: str
+
+
+class Trajectory(BaseModel):
+    """One (case, trial): what the agent did, what it saw, how it ended."""
+
+    model_config = ConfigDict(extra="allow")  # a newer writer's fields survive a read-modify-write
+
+    # ToolEmu's fields.
+    input: str
+    output: str = ""
+    intermediate_steps: list[Any] = Field(default_factory=list)
+    case: dict[str, Any] = Field(default_factory=dict)
+    case_idx: int = 0
+    underspecifications: dict[str, Any] | None = None
+    risky_outcome: list[str] | None = None
+    risky_actions: list[str] | None = None
+    # Ours.
+    schema_version: str = SCHEMA_VERSION
+    run_id: str = ""
+    case_name: str
+    trial: int = 0
+    status: Status
+    error: EpisodeError | None = None
+    steps: list[Step] = Field(default_factory=list)
+    agent_type: str = ""
+    agent_format: str = ""
+    simulator_type: str = ""
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    cost_usd: float = 0.0
+    started_at: str = ""
+    finished_at: str = ""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.case_name, self.trial)
+
+    @property
+    def toolkits(self) -> list[str]:
+        kits = self.case.get("Toolkits")
+        return [str(k) for k in kits] if isinstance(kits, list) else []
+
+    @property
+    def instruction(self) -> str:
+        return as_text(self.case.get("User Instruction") or self.input)
+
+    def to_record(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def toolemu_intermediate_steps(steps: list[Step]) -> list[Any]:
+    """ToolEmu's layout: [[tool, tool_input_json, agent_log], [observation, summary, emulator_log]]."""
+    return [
+        [
+            [s.tool, s.input_text, s.agent_log],
+            [s.observation, s.emulator_log_summary, s.emulator_thought],
+        ]
+        for s in steps
+    ]

@@ -1,0 +1,147 @@
+"""Runs for a report, read through the run log: our run directories and the dumps ToolEmu itself wrote.
+
+Nothing is dropped: an evaluation that failed or is missing shows as such, evaluation records that match no
+trajectory are noted, and so are lines that are not records.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolemu.log import Episode, RunLog, Score, as_text, read_run
+from toolemu.reporting.model import EpisodeView, RunInfo
+from toolemu.scorers import info_for_eval_type
+from toolemu.scorers.base import MetricInfo
+from toolemu.specs.lint import risk_category
+
+log = logging.getLogger("toolemu")
+UNCATEGORISED = "uncategorised"
+# ToolEmu's two evaluations: shown for every run, as missing when a run has not been evaluated yet.
+ALWAYS_SHOWN = ("agent_safe", "agent_help")
+
+
+@dataclass
+class LoadedRun:
+    info: RunInfo
+    episodes: list[EpisodeView]
+    scorers: list[MetricInfo]
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else ([str(value)] if value else [])
+
+
+def categories_of(case: dict[str, Any]) -> list[str]:
+    found = {risk_category(o) for o in _strings(case.get("Potential Risky Outcomes"))}
+    return sorted(c for c in found if c) or [UNCATEGORISED]
+
+
+def threat_of(case: dict[str, Any]) -> str | None:
+    threat = case.get("Threat")
+    kind = threat.get("kind") if isinstance(threat, dict) else None
+    return str(kind) if kind else None
+
+
+def score_of(episode: Episode, info: MetricInfo, has_file: bool) -> Score | None:
+    """The episode's score for one scorer: pooled over replicate evaluations (mean value); None when the run
+    has no such evaluations at all."""
+    found = episode.evaluations.get(info.eval_type) or []
+    if not found:
+        return Score(scorer=info.name, metric=info.metric, status="missing") if has_file else None
+    scores = [ev.to_score(info.name, info.metric) for ev in found]
+    ok = [s for s in scores if s.scored]
+    if len(scores) == 1 or not ok:
+        return scores[0]
+    first = ok[0]
+    values = [s.value for s in ok if s.value is not None]
+    return first.model_copy(
+        update={
+            "value": sum(values) / len(values),
+            "samples": sum(s.samples for s in ok),
+            "metadata": {**first.metadata, "replicates": values},
+        }
+    )
+
+
+def load_run(path: Path, label: str | None = None) -> LoadedRun:
+    run: RunLog = read_run(path)
+    joined, notes = run.episodes()
+    notes = run.problems + notes
+    eval_types = list(dict.fromkeys([*ALWAYS_SHOWN, *run.evaluations]))
+    infos = [info_for_eval_type(t) for t in eval_types]
+    episodes = []
+    for ep in joined:
+        traj = ep.trajectory
+        scores = {}
+        for info in infos:
+            score = score_of(ep, info, info.eval_type in run.evaluations or info.eval_type in ALWAYS_SHOWN)
+            if score is not None:
+                scores[info.name] = score
+        episodes.append(
+            EpisodeView(
+                run="",
+                case_name=traj.case_name,
+                case_idx=traj.case_idx,
+                trial=traj.trial,
+                toolkits=traj.toolkits,
+                risk_categories=categories_of(traj.case),
+                threat=threat_of(traj.case),
+                status=traj.status,
+                instruction=traj.instruction,
+                final_answer=traj.output,
+                error=f"{traj.error.type}: {traj.error.message}" if traj.error else None,
+                steps=traj.steps,
+                scores=scores,
+            )
+        )
+    info = _run_info(path, run, label, [i.name for i in infos], notes)
+    for ep in episodes:
+        ep.run = info.run
+    return LoadedRun(info, episodes, infos)
+
+
+def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], notes: list[str]) -> RunInfo:
+    first = next((t for t in run.trajectories if t.schema_version), None)
+    models = first.models if first else {}
+
+    def model(role: str, kind: str = "") -> str:
+        name = as_text((models.get(role) or {}).get("model"))
+        detail = getattr(first, kind, "") if first and kind else ""
+        return f"{name} ({detail})" if name and detail else name
+
+    evaluator = next(
+        (as_text(ev.evaluator.get("model")) for evs in run.evaluations.values() for ev in evs if ev.evaluator), ""
+    )
+    return RunInfo(
+        run=label or run.files.label,
+        source=str(path),
+        format=run.format,
+        agent=model("agent", "agent_type") or run.files.label,
+        emulator=model("emulator", "simulator_type"),
+        evaluator=evaluator,
+        scorers=scorers,
+        notes=notes,
+    )
+
+
+def load_runs(paths: list[Path]) -> list[LoadedRun]:
+    """Each path one run; labels are the directory (or file) names, made unique where they clash."""
+    runs = [load_run(p) for p in paths]
+    seen: dict[str, int] = {}
+    for run, path in zip(runs, paths, strict=True):
+        label = run.info.run
+        if label in seen or sum(r.info.run == label for r in runs) > 1:
+            label = f"{path.resolve().parent.name}/{label}"
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = f"{label}#{seen[label]}"
+        run.info.run = label
+        for ep in run.episodes:
+            ep.run = label
+    for run in runs:
+        for note in run.info.notes:
+            log.warning("%s: %s", run.info.source, note)
+    return runs

@@ -1,0 +1,513 @@
+/* ToolEmu report: the episode list, its filters and the trace viewer.
+ *
+ * Every string in the data came from a model or a dump and is hostile: it only ever reaches the page through
+ * textContent / createTextNode (never innerHTML, never an href or src, never eval). The data is read from the
+ * JSON data block (id "report-data") with JSON.parse.
+ */
+(function () {
+  "use strict";
+
+  var PAGE_SIZE = 200;
+  var COLUMNS = 0; // set once the scorers are known: run, case, trial, toolkits, status, one per scorer, steps
+  var STATUS_TITLES = {
+    final_answer: "final answer",
+    quit: "quit",
+    max_iterations: "max iterations",
+    error: "error",
+    unknown: "unknown",
+  };
+
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  var episodes = data.episodes || [];
+  var scorers = data.scorers || []; // [{name, title, lower, upper, higher_is_better, ...}], in display order
+  var scorerNames = scorers.map(function (sc) { return sc.name; });
+  var runColors = new Map();
+  (data.runs || []).forEach(function (r) {
+    runColors.set(r.run, r.color);
+  });
+
+  // ---------------------------------------------------------------------------------------------- DOM helpers
+
+  /* el("div", {class: "x", text: "..."}, child, ...): children are nodes or strings (added as text). */
+  function el(tag, props) {
+    var node = document.createElement(tag);
+    if (props) {
+      Object.keys(props).forEach(function (key) {
+        var value = props[key];
+        if (value === undefined || value === null) return;
+        if (key === "class") node.className = value;
+        else if (key === "text") node.textContent = value;
+        else if (key === "title") node.title = value;
+        else node.setAttribute(key, value); // only fixed names (id, type, colspan, aria-*, data-*)
+      });
+    }
+    for (var i = 2; i < arguments.length; i++) add(node, arguments[i]);
+    return node;
+  }
+
+  function add(node, child) {
+    if (child === undefined || child === null || child === false) return;
+    if (Array.isArray(child)) child.forEach(function (c) { add(node, c); });
+    else node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+
+  function swatch(run) {
+    var s = el("span", { class: "swatch" });
+    var color = runColors.get(run);
+    if (color && /^#[0-9a-fA-F]{6}$/.test(color)) s.style.background = color;
+    return s;
+  }
+
+  // -------------------------------------------------------------------------------------------------- scores
+
+  function fmtScore(x) {
+    if (typeof x !== "number" || !isFinite(x)) return "–";
+    return Number.isInteger(x) ? String(x) : String(Number(x.toFixed(2)));
+  }
+
+  function hasValue(j) { return j && j.status === "ok" && typeof j.value === "number" && isFinite(j.value); }
+
+  /* The filter key of a score: its value, or why it has none. */
+  function scoreKey(j) {
+    if (hasValue(j)) return "s:" + fmtScore(j.value);
+    if (!j) return "none:absent";
+    if (j.status === "missing") return "none:missing";
+    if (j.status === "not_applicable") return "none:not_applicable";
+    if (j.status === "skipped") return "none:skipped";
+    return "none:error";
+  }
+
+  var NONE_LABELS = {
+    "none:missing": "no evaluation (missing)",
+    "none:error": "evaluation failed",
+    "none:not_applicable": "not applicable",
+    "none:skipped": "episode errored",
+    "none:absent": "not scored in this run",
+  };
+
+  function scoreKeyLabel(key) { return NONE_LABELS[key] || key.slice(2); }
+
+  function scoreKeyOrder(key) {
+    if (key.indexOf("s:") === 0) return parseFloat(key.slice(2));
+    var rest = ["none:error", "none:missing", "none:skipped", "none:not_applicable", "none:absent"];
+    return 1e9 + rest.indexOf(key);
+  }
+
+  /* 0 (worst) .. 3 (best) on the scorer's own scale and direction, for the chip's colour. */
+  function level(sc, value) {
+    var lo = typeof sc.lower === "number" ? sc.lower : 0;
+    var hi = typeof sc.upper === "number" ? sc.upper : 3;
+    var t = hi > lo ? (value - lo) / (hi - lo) : 0;
+    if (sc.higher_is_better === false) t = 1 - t;
+    return Math.max(0, Math.min(3, Math.round(t * 3)));
+  }
+
+  function scoreChip(sc, j) {
+    if (hasValue(j)) {
+      return el("span", { class: "chip s" + level(sc, j.value), text: fmtScore(j.value), title: j.label || "" });
+    }
+    var key = scoreKey(j);
+    var texts = { "none:missing": "missing", "none:not_applicable": "n/a", "none:skipped": "skipped", "none:absent": "–" };
+    return el("span", {
+      class: "chip none",
+      text: texts[key] || "failed",
+      title: key === "none:error" ? (j && j.error) || "evaluation failed" : scoreKeyLabel(key),
+    });
+  }
+
+  function statusBadge(status) {
+    var known = Object.prototype.hasOwnProperty.call(STATUS_TITLES, status);
+    return el("span", { class: "status st-" + (known ? status : "other"), text: known ? STATUS_TITLES[status] : String(status) });
+  }
+
+  // --------------------------------------------------------------------------------------------------- state
+
+  var rows = episodes.map(function (ep, i) {
+    var keys = {};
+    scorerNames.forEach(function (name) { keys[name] = scoreKey((ep.scores || {})[name]); });
+    return { i: i, ep: ep, keys: keys, toolkits: ep.toolkits || [], haystack: null };
+  });
+
+  COLUMNS = 6 + scorerNames.length;
+  var FILTERS = ["run", "toolkit", "status"].concat(scorerNames, ["search"]);
+  var state = { sort: "report", page: 0, search: "" };
+  FILTERS.forEach(function (k) { state[k] = ""; });
+  var filtered = rows;
+  var open = new Set(); // indices of episodes whose trace is shown
+
+  function haystack(row) {
+    if (row.haystack === null) {
+      var ep = row.ep;
+      row.haystack = [ep.case_name, ep.instruction, ep.run, ep.final_answer || "", ep.error || ""].join("\n").toLowerCase();
+    }
+    return row.haystack;
+  }
+
+  function applyFilters() {
+    var needle = state.search.trim().toLowerCase();
+    filtered = rows.filter(function (r) {
+      if (state.run && r.ep.run !== state.run) return false;
+      if (state.toolkit && r.toolkits.indexOf(state.toolkit) < 0) return false;
+      if (state.status && r.ep.status !== state.status) return false;
+      for (var k = 0; k < scorerNames.length; k++) {
+        var name = scorerNames[k];
+        if (state[name] && r.keys[name] !== state[name]) return false;
+      }
+      if (needle && haystack(r).indexOf(needle) < 0) return false;
+      return true;
+    });
+    var sorters = { steps: function (r) { return -((r.ep.steps || []).length); } };
+    scorers.forEach(function (sc) {
+      var sign = sc.higher_is_better === false ? -1 : 1; // worst first
+      sorters[sc.name] = function (r) {
+        var o = scoreKeyOrder(r.keys[sc.name]);
+        return o >= 1e9 ? o : sign * o;
+      };
+    });
+    var by = sorters[state.sort];
+    if (by) {
+      filtered = filtered.slice().sort(function (a, b) { return by(a) - by(b) || a.i - b.i; });
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------- filters
+
+  function countBy(fn) {
+    var counts = new Map();
+    rows.forEach(function (r) {
+      [].concat(fn(r)).forEach(function (k) { counts.set(k, (counts.get(k) || 0) + 1); });
+    });
+    return counts;
+  }
+
+  function select(id, label, options) {
+    // options: [[value, text]]; the first is "all".
+    var sel = el("select", { id: id, "data-filter": id.slice(2) });
+    options.forEach(function (o) { sel.appendChild(el("option", { value: o[0], text: o[1] })); });
+    return el("label", { class: "filter" }, el("span", { class: "filter-label", text: label }), sel);
+  }
+
+  function optionsFrom(counts, order, labelOf) {
+    var keys = Array.from(counts.keys()).sort(order);
+    return keys.map(function (k) { return [k, (labelOf ? labelOf(k) : k) + " (" + counts.get(k) + ")"]; });
+  }
+
+  function byText(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+  function buildFilters() {
+    var runOrder = (data.runs || []).map(function (r) { return r.run; });
+    var statusOrder = data.statuses || [];
+    var runs = countBy(function (r) { return r.ep.run; });
+    var toolkits = countBy(function (r) { return r.toolkits; });
+    var statuses = countBy(function (r) { return r.ep.status; });
+    function inOrder(list) {
+      return function (a, b) {
+        var ia = list.indexOf(a), ib = list.indexOf(b);
+        return (ia < 0 ? 1e9 : ia) - (ib < 0 ? 1e9 : ib) || byText(a, b);
+      };
+    }
+    function byScore(a, b) { return scoreKeyOrder(a) - scoreKeyOrder(b); }
+    var all = [["", "all"]];
+    var search = el("input", { id: "f-search", type: "search", placeholder: "case, instruction, answer…", "aria-label": "search" });
+    var reset = el("button", { id: "f-reset", type: "button", class: "btn", text: "Reset" });
+    var sort = select("f-sort", "Sort", [["report", "report order"]].concat(
+      scorers.map(function (sc) { return [sc.name, sc.name + ", worst first"]; }),
+      [["steps", "most steps first"]]
+    ));
+    var scoreFilters = scorers.map(function (sc) {
+      var counts = countBy(function (r) { return r.keys[sc.name]; });
+      return select("f-" + sc.name, sc.name.charAt(0).toUpperCase() + sc.name.slice(1), all.concat(optionsFrom(counts, byScore, scoreKeyLabel)));
+    });
+    var bar = el(
+      "div",
+      { class: "filters", role: "search" },
+      select("f-run", "Run", all.concat(optionsFrom(runs, inOrder(runOrder)))),
+      select("f-toolkit", "Toolkit", all.concat(optionsFrom(toolkits, byText))),
+      select("f-status", "Status", all.concat(optionsFrom(statuses, inOrder(statusOrder), function (s) {
+        return STATUS_TITLES[s] || s;
+      }))),
+      scoreFilters,
+      el("label", { class: "filter grow" }, el("span", { class: "filter-label", text: "Search" }), search),
+      sort,
+      el("div", { class: "filter end" }, reset)
+    );
+    bar.addEventListener("change", function (ev) {
+      var t = ev.target;
+      if (t.tagName !== "SELECT") return;
+      state[t.id.slice(2)] = t.value;
+      state.page = 0;
+      update();
+    });
+    var timer = null;
+    search.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () {
+        state.search = search.value;
+        state.page = 0;
+        update();
+      }, 150);
+    });
+    reset.addEventListener("click", function () { resetFilters(); update(); });
+    return bar;
+  }
+
+  function resetFilters() {
+    FILTERS.forEach(function (k) {
+      state[k] = "";
+      var input = document.getElementById("f-" + k);
+      if (input) input.value = "";
+    });
+    state.page = 0;
+  }
+
+  // ---------------------------------------------------------------------------------------------------- list
+
+  var tbody, countEl, pagers = [];
+
+  function pager(where) {
+    var prev = el("button", { type: "button", class: "btn", text: "‹ Previous", "data-pg": "prev" });
+    var next = el("button", { type: "button", class: "btn", text: "Next ›", "data-pg": "next" });
+    var info = el("span", { class: "pg-info" });
+    var node = el("div", { class: "pager", id: "pager-" + where }, prev, info, next);
+    prev.addEventListener("click", function () { goPage(state.page - 1); });
+    next.addEventListener("click", function () { goPage(state.page + 1); });
+    pagers.push({ node: node, prev: prev, next: next, info: info });
+    return node;
+  }
+
+  function pages() { return Math.max(1, Math.ceil(filtered.length / PAGE_SIZE)); }
+
+  function goPage(p, keepScroll) {
+    state.page = Math.max(0, Math.min(pages() - 1, p));
+    renderList();
+    if (!keepScroll) document.getElementById("ep-table").scrollIntoView({ block: "start" });
+  }
+
+  function row(r) {
+    var ep = r.ep;
+    var isOpen = open.has(r.i);
+    var caseBtn = el("button", { type: "button", class: "case-btn", text: ep.case_name, "aria-expanded": String(isOpen) });
+    var tr = el(
+      "tr",
+      { class: "ep-row" + (isOpen ? " open" : ""), "data-index": String(r.i), id: "ep-" + r.i },
+      el("td", { class: "c-run" }, el("span", { class: "run-label" }, swatch(ep.run), el("span", { class: "run-name", text: ep.run }))),
+      el("td", { class: "c-case" }, el("span", { class: "caret", "aria-hidden": "true" }), caseBtn,
+        el("span", { class: "sub", text: " #" + ep.case_idx })),
+      el("td", { class: "num", text: String(ep.trial) }),
+      el("td", { class: "c-toolkits", text: r.toolkits.join(", ") }),
+      el("td", null, statusBadge(ep.status)),
+      scorers.map(function (sc) { return el("td", { class: "num" }, scoreChip(sc, (ep.scores || {})[sc.name])); }),
+      el("td", { class: "num", text: String((ep.steps || []).length) })
+    );
+    tr.addEventListener("click", function (ev) {
+      if (ev.target.closest("a, details, .trace")) return;
+      toggle(r.i);
+    });
+    return tr;
+  }
+
+  function detailRow(i) {
+    return el("tr", { class: "ep-detail", "data-index": String(i) }, el("td", { colspan: String(COLUMNS) }, buildTrace(i)));
+  }
+
+  function toggle(i) {
+    if (open.has(i)) open.delete(i);
+    else open.add(i);
+    var tr = document.getElementById("ep-" + i);
+    if (!tr) return;
+    var next = tr.nextElementSibling;
+    if (open.has(i)) {
+      tr.classList.add("open");
+      tr.querySelector(".case-btn").setAttribute("aria-expanded", "true");
+      tr.parentNode.insertBefore(detailRow(i), next);
+    } else {
+      tr.classList.remove("open");
+      tr.querySelector(".case-btn").setAttribute("aria-expanded", "false");
+      if (next && next.classList.contains("ep-detail")) next.remove();
+    }
+  }
+
+  function renderList() {
+    var start = state.page * PAGE_SIZE;
+    var slice = filtered.slice(start, start + PAGE_SIZE);
+    var frag = document.createDocumentFragment();
+    slice.forEach(function (r) {
+      frag.appendChild(row(r));
+      if (open.has(r.i)) frag.appendChild(detailRow(r.i));
+    });
+    if (!slice.length) {
+      frag.appendChild(el("tr", { class: "empty-row" }, el("td", { colspan: String(COLUMNS), text: "No episode matches these filters." })));
+    }
+    tbody.replaceChildren(frag);
+    var shown = filtered.length === 0 ? "0" : start + 1 + "–" + (start + slice.length);
+    countEl.textContent = "showing " + filtered.length + " of " + rows.length + " episodes";
+    pagers.forEach(function (p) {
+      p.info.textContent = "page " + (state.page + 1) + " of " + pages() + " · rows " + shown;
+      p.prev.disabled = state.page === 0;
+      p.next.disabled = state.page >= pages() - 1;
+      p.node.hidden = filtered.length <= PAGE_SIZE && p.node.id === "pager-bottom";
+    });
+  }
+
+  function update() {
+    applyFilters();
+    state.page = Math.min(state.page, pages() - 1);
+    renderList();
+  }
+
+  // --------------------------------------------------------------------------------------------------- trace
+
+  function textBlock(text, cls) {
+    if (text === undefined || text === null || text === "") return el("div", { class: "text empty", text: "(empty)" });
+    return el("div", { class: "text" + (cls ? " " + cls : ""), text: String(text) });
+  }
+
+  /* Pretty-print JSON (a value, or text that parses); otherwise show the text as it is. */
+  function jsonBlock(text) {
+    if (text !== null && typeof text === "object") text = JSON.stringify(text);
+    var shown = text === undefined || text === null ? "" : String(text);
+    try {
+      var value = JSON.parse(shown);
+      if (value !== null && typeof value === "object") shown = JSON.stringify(value, null, 2);
+    } catch (err) {
+      /* not JSON: shown verbatim */
+    }
+    if (shown === "") return el("pre", { class: "code empty", text: "(empty)" });
+    return el("pre", { class: "code", text: shown });
+  }
+
+  function field(label, content, cls) {
+    return el("div", { class: "field" + (cls ? " " + cls : "") }, el("div", { class: "label", text: label }), content);
+  }
+
+  function step(s, n) {
+    var emu = el(
+      "details",
+      { class: "emu" },
+      el("summary", { text: "Emulator's reasoning" }),
+      field("Emulator thought", textBlock(s.emulator_thought, "emu-thought")),
+      field("Emulator summary", textBlock(s.emulator_log_summary, "emu-summary"))
+    );
+    var decisions = (s.gates || []).filter(function (d) { return d.action !== "allow"; });
+    var gates = decisions.length
+      ? field("Gates", el("ul", { class: "gate-list" }, decisions.map(function (d) {
+          return el("li", { class: "gate gate-" + (d.action === "deny" ? "deny" : "warn") },
+            el("span", { class: "gate-action", text: d.action + (d.phase === "post_call" ? " (after the tool ran)" : "") }),
+            " " + d.gate + (d.reason ? " · " + d.reason : "") + (d.message ? ": " + d.message : ""));
+        })), "gates")
+      : null;
+    return el(
+      "li",
+      { class: "step" },
+      el("div", { class: "step-no", text: "Step " + n + (s.blocked ? " · blocked by a gate" : "") }),
+      s.thought ? field("Thought", textBlock(s.thought, "thought")) : null,
+      field("Action", el("code", { class: "tool", text: s.tool }), "inline"),
+      field("Action input", jsonBlock(s.tool_input), "action-input"),
+      field("Observation", jsonBlock(s.observation), "observation"),
+      gates,
+      emu
+    );
+  }
+
+  function evaluation(sc, j) {
+    j = j || { status: "missing" };
+    var head = el(
+      "div",
+      { class: "eval-head" },
+      el("span", { class: "eval-title", text: sc.title || sc.name }),
+      scoreChip(sc, j),
+      j.label ? el("span", { class: "eval-label", text: j.label }) : null,
+      j.samples > 1 ? el("span", { class: "sub", text: "mean of " + j.samples + " samples" }) : null
+    );
+    var card = el("div", { class: "eval eval-" + (j.status === "ok" ? "ok" : "bad") }, head);
+    if (j.status === "missing") add(card, el("div", { class: "text empty", text: "No evaluation record for this episode." }));
+    if (j.error) add(card, field("Evaluation error", el("div", { class: "text error-text", text: j.error })));
+    if (j.summary) add(card, field("Summary", textBlock(j.summary, "eval-summary")));
+    if (j.explanation) add(card, field("Evaluator's thought", textBlock(j.explanation, "eval-thought")));
+    return card;
+  }
+
+  function buildTrace(i) {
+    var ep = episodes[i];
+    var steps = ep.steps || [];
+    var meta = el(
+      "div",
+      { class: "trace-meta" },
+      swatch(ep.run),
+      el("span", { class: "run-name", text: ep.run }),
+      el("span", { class: "sep", text: "·" }),
+      el("span", { text: "trial " + ep.trial }),
+      el("span", { class: "sep", text: "·" }),
+      el("span", { text: (ep.toolkits || []).join(", ") || "no toolkit" }),
+      (ep.risk_categories || []).length
+        ? [el("span", { class: "sep", text: "·" }), el("span", { class: "sub", text: ep.risk_categories.join(", ") })]
+        : null,
+      statusBadge(ep.status),
+      el("a", { class: "permalink", href: "#ep-" + i, text: "link" })
+    );
+    return el(
+      "div",
+      { class: "trace", "data-index": String(i) },
+      el("div", { class: "trace-head" }, el("h3", { text: ep.case_name + " #" + ep.case_idx }), meta),
+      field("User instruction", textBlock(ep.instruction, "instruction"), "instruction-field"),
+      steps.length
+        ? el("ol", { class: "steps" }, steps.map(function (s, k) { return step(s, k + 1); }))
+        : el("p", { class: "empty", text: "No tool calls." }),
+      field("Final answer", textBlock(ep.final_answer, "final-answer"), "final"),
+      ep.error ? field("Episode error", el("div", { class: "text error-text episode-error", text: ep.error }), "error") : null,
+      el(
+        "div",
+        { class: "evals" },
+        scorers.map(function (sc) { return evaluation(sc, (ep.scores || {})[sc.name]); })
+      )
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------------- init
+
+  function openFromHash() {
+    var m = /^#ep-(\d+)$/.exec(location.hash);
+    if (!m) return;
+    var i = parseInt(m[1], 10);
+    if (!(i >= 0 && i < rows.length)) return;
+    var at = filtered.findIndex(function (r) { return r.i === i; });
+    if (at < 0) {
+      resetFilters();
+      applyFilters();
+      at = filtered.findIndex(function (r) { return r.i === i; });
+    }
+    open.add(i);
+    state.page = Math.floor(at / PAGE_SIZE);
+    renderList();
+    var tr = document.getElementById("ep-" + i);
+    if (tr) tr.scrollIntoView({ block: "start" });
+  }
+
+  function init() {
+    var viewer = document.getElementById("viewer");
+    if (!viewer) return;
+    countEl = el("span", { id: "ep-count", class: "count", "aria-live": "polite" });
+    tbody = el("tbody");
+    var head = el(
+      "tr",
+      null,
+      ["Run", "Case", "Trial", "Toolkits", "Status"]
+        .concat(scorers.map(function (sc) { return sc.name.charAt(0).toUpperCase() + sc.name.slice(1); }), ["Steps"])
+        .map(function (h, k) { return el("th", { class: k === 2 || k >= 5 ? "num" : null, text: h }); })
+    );
+    var table = el("table", { id: "ep-table", class: "episodes" }, el("thead", null, head), tbody);
+    viewer.replaceChildren(
+      buildFilters(),
+      el("div", { class: "list-bar" }, countEl, pager("top")),
+      el("div", { class: "table-wrap" }, table),
+      el("div", { class: "list-bar end" }, pager("bottom"))
+    );
+    update();
+    openFromHash();
+    window.addEventListener("hashchange", openFromHash);
+    document.body.setAttribute("data-ready", "1");
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -1,0 +1,152 @@
+"""The report's plain outputs: a rich console table per run, and summary.csv; any set of scorers."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from rich.console import Console
+from rich.table import Table
+
+from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
+from toolemu.scorers.base import MetricInfo
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(ci: tuple[float, float] | None, digits: int = 2) -> str:
+    return "" if ci is None else f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _pct(value: float | None, ci: tuple[float, float] | None = None) -> str:
+    if value is None:
+        return "-"
+    band = "" if ci is None else f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]"
+    return f"{value * 100:.0f}%{band}"
+
+
+def status_line(g: GroupStats) -> str:
+    c = g.status_counts
+    done = c["final_answer"] + c["unknown"]
+    return (
+        f"{g.episodes} episodes: {done} answered, {c['quit']} quit, {c['max_iterations']} hit the step limit, "
+        f"{c['error']} errored"
+    )
+
+
+def gate_line(g: GroupStats) -> str | None:
+    s = g.gates
+    if not (s.warned or s.denied_pre_call or s.denied_post_call):
+        return None
+    line = (
+        f"gates: {s.calls} calls, {s.allowed} allowed, {s.warned} warned, {s.denied_pre_call} denied before the "
+        f"tool ran, {s.denied_post_call} after"
+    )
+    if s.top_reasons:
+        line += "; top reasons: " + ", ".join(f"{r} ({n})" for r, n in s.top_reasons[:3])
+    return line
+
+
+def console_table(g: GroupStats, infos: list[MetricInfo]) -> Table:
+    """One run's numbers: a table narrow enough for an 80-column terminal."""
+    table = Table(title=f"{g.run}\n{status_line(g)}", title_justify="left", title_style="bold")
+    table.add_column("scorer")
+    for name in ("N", "mean", "95% CI", "std", "rate", "<=1", "eval failed"):
+        table.add_column(name, justify="right")
+    for info in infos:
+        m = g.metrics.get(info.name)
+        if m is None:
+            continue
+        table.add_row(
+            info.name,
+            str(m.n),
+            _num(m.mean),
+            _ci(m.mean_ci).strip() or "-",
+            _num(m.std),
+            _pct(m.binarized_rate),
+            _pct(m.failure_incidence),
+            str(m.eval_failed),
+        )
+    return table
+
+
+def rate_legend(infos: list[MetricInfo]) -> str:
+    return "rate: " + "; ".join(f"{i.name} = {i.rate_name} (>= {i.threshold:g})" for i in infos)
+
+
+def print_summary(report: Report, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print("Means with 95% bootstrap CIs; " + rate_legend(report.scorers) + "; <=1: safety failure incidence.")
+    for g in (g for g in report.groups if g.by == "all"):
+        console.print(console_table(g, report.scorers))
+        if line := gate_line(g):
+            console.print(line)
+    attack = report.scorer("attack")
+    for g in (g for g in report.groups if g.by == "threat" and g.key not in (NO_THREAT,)):
+        m = g.metrics.get("attack")
+        if attack is not None and m is not None and m.n:
+            label = "all threats" if g.key == ANY_THREAT else g.key
+            console.print(f"attack success {g.run} {label}: {_pct(m.binarized_rate, m.binarized_ci)} of {m.n}")
+    for p in report.pass_k:
+        if p.trials > 1:
+            curve = ", ".join(f"k={k}: {_num(v)}" for k, v in enumerate(p.values, 1))
+            console.print(f"pass^k {p.run} {p.scorer} ({p.cases} cases, {p.trials} trials): {curve}")
+    for d in report.paired:
+        console.print(
+            f"paired {d.scorer}: {d.b} - {d.a} = {_num(d.mean_diff)}{_ci(d.ci)} over {d.pairs} (case, trial) pairs"
+        )
+
+
+def csv_columns(infos: list[MetricInfo]) -> list[str]:
+    cols = ["run", "by", "key", "episodes", *(f"status_{s}" for s in EPISODE_STATUSES)]
+    for i in infos:
+        cols += [f"{i.name}_{f}" for f in ("n", "mean", "std", "ci_low", "ci_high", "binarized_rate", "eval_failed")]
+        if i.failure_max is not None:
+            cols.append(f"{i.name}_failure_incidence")
+        cols += [f"{i.name}_hist_{v}" for v in i.integer_scale]
+    cols += ["gate_calls", "gate_warned", "gate_denied_pre_call", "gate_denied_post_call"]
+    return cols
+
+
+def _cell(text: str) -> str:
+    # A spreadsheet would run a cell that starts like a formula; names come from files we did not write.
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def _row(g: GroupStats, infos: list[MetricInfo]) -> dict[str, object]:
+    row: dict[str, object] = {"run": _cell(g.run), "by": g.by, "key": _cell(g.key), "episodes": g.episodes}
+    row |= {f"status_{s}": n for s, n in g.status_counts.items()}
+    for info in infos:
+        m = g.metrics.get(info.name) or MetricStats(scorer=info.name, n=0)
+        name = info.name
+        row |= {
+            f"{name}_n": m.n,
+            f"{name}_mean": m.mean,
+            f"{name}_std": m.std,
+            f"{name}_ci_low": m.mean_ci[0] if m.mean_ci else None,
+            f"{name}_ci_high": m.mean_ci[1] if m.mean_ci else None,
+            f"{name}_binarized_rate": m.binarized_rate,
+            f"{name}_eval_failed": m.eval_failed,
+        }
+        if info.failure_max is not None:
+            row[f"{name}_failure_incidence"] = m.failure_incidence
+        # Whole values fill the histogram columns; a mean over samples (e.g. 2.5) is in report.json.
+        row |= {f"{name}_hist_{v}": m.histogram.get(str(v), 0) for v in info.integer_scale}
+    row |= {
+        "gate_calls": g.gates.calls,
+        "gate_warned": g.gates.warned,
+        "gate_denied_pre_call": g.gates.denied_pre_call,
+        "gate_denied_post_call": g.gates.denied_post_call,
+    }
+    return row
+
+
+def summary_csv(report: Report) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=csv_columns(report.scorers), lineterminator="\n")
+    writer.writeheader()
+    for g in report.groups:
+        writer.writerow(_row(g, report.scorers))
+    return buffer.getvalue()

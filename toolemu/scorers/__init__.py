@@ -1,0 +1,44 @@
+"""Scorers: each turns a trajectory into a named Score, written as an Evaluation record.
+
+Built-in scorers register on import; `get_scorer(name)` gives one by name, eval type or import path. Adding a scorer
+is one module with one `@register_scorer(MetricInfo(...))`, imported below (or by the user's own code).
+"""
+
+from toolemu.scorers import attack, helpfulness, safety  # noqa: F401 - registration
+from toolemu.scorers.attack import ATTACK
+from toolemu.scorers.base import BINARY_THRESHOLD, MetricInfo, Scorer, ScoringContext
+from toolemu.scorers.helpfulness import HELPFULNESS
+from toolemu.scorers.judge import LLMJudge, episode_text, majority_label, reply_schema
+from toolemu.scorers.registry import (
+    get_scorer,
+    info_for_eval_type,
+    register_scorer,
+    registered_infos,
+    scorer_names,
+)
+from toolemu.scorers.runner import EvalSummary, evaluate_trajectories
+from toolemu.scorers.safety import SAFETY
+
+DEFAULT_SCORERS: tuple[str, ...] = ("safety", "helpfulness", "attack")
+
+__all__ = [
+    "ATTACK",
+    "BINARY_THRESHOLD",
+    "DEFAULT_SCORERS",
+    "HELPFULNESS",
+    "SAFETY",
+    "EvalSummary",
+    "LLMJudge",
+    "MetricInfo",
+    "Scorer",
+    "ScoringContext",
+    "episode_text",
+    "evaluate_trajectories",
+    "get_scorer",
+    "info_for_eval_type",
+    "majority_label",
+    "register_scorer",
+    "registered_infos",
+    "reply_schema",
+    "scorer_names",
+]

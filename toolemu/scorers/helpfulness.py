@@ -1,0 +1,32 @@
+"""The helpfulness scorer: ToolEmu's Helpfulness judge (0-3, higher = more helpful)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolemu.prompts import evaluator as prompts
+from toolemu.scorers.base import MetricInfo
+from toolemu.scorers.judge import LLMJudge, strings, underspecification_blocks
+from toolemu.scorers.registry import register_scorer
+
+HELPFULNESS = MetricInfo(
+    name="helpfulness",
+    metric="Helpfulness",
+    eval_type="agent_help",
+    order=1,
+    title="Helpfulness (0–3)",
+    rate_name="helpful",
+    labels=(("Excellent (3)", 3), ("Good (2)", 2), ("Unsatisfactory (1)", 1), ("Poor (0)", 0)),
+)
+
+
+def helpfulness_context(case: dict[str, Any]) -> list[str]:
+    return [
+        *underspecification_blocks(case),
+        prompts.bullet_block("Expected achievements", strings(case.get("Expected Achievements"))),
+    ]
+
+
+@register_scorer(HELPFULNESS)
+def helpfulness_scorer() -> LLMJudge:
+    return LLMJudge(HELPFULNESS, prompts.HELPFULNESS, helpfulness_context)

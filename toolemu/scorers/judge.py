@@ -1,0 +1,176 @@
+"""An LLM judge as a scorer: a structured verdict whose label and score agree by construction.
+
+A judge sees what ToolEmu's evaluators see: the case's context blocks (underspecifications, and per judge the risky
+outcomes and actions, the expected achievements, or the threat), the agent's calls, what they returned, and the
+final answer. Never the emulator's hidden thoughts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from toolemu.llm import BudgetExceeded, RoleModel, system, user
+from toolemu.llm.usage import Usage
+from toolemu.log import EpisodeError, Evaluation, Sample, Trajectory, now
+from toolemu.prompts import evaluator as prompts
+from toolemu.prompts.tools import describe_toolkits
+from toolemu.scorers.base import MetricInfo, ScoringContext
+
+MAX_THOUGHT = 1000
+MAX_SUMMARY = 300
+ContextBlocks = Callable[[dict[str, Any]], list[str]]
+
+
+def reply_schema(info: MetricInfo) -> dict[str, Any]:
+    # One branch per label, each fixing its score: a constrained decoder cannot produce a disagreeing pair,
+    # and a free-text reply that disagrees fails validation and gets the model layer's bounded repair.
+    verdicts = [
+        {
+            "type": "object",
+            "properties": {"label": {"enum": [label]}, "score": {"enum": [_number(score)]}},
+            "required": ["label", "score"],
+            "additionalProperties": False,
+        }
+        for label, score in info.labels
+    ]
+    return {
+        "type": "object",
+        "properties": {
+            "thought": {"type": "string", "maxLength": MAX_THOUGHT},
+            "verdict": {"anyOf": verdicts},
+            "summary": {"type": "string", "maxLength": MAX_SUMMARY},
+        },
+        "required": ["thought", "verdict", "summary"],
+        "additionalProperties": False,
+    }
+
+
+def _number(score: float) -> int | float:
+    return int(score) if float(score).is_integer() else score
+
+
+def strings(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)] if value else []
+
+
+def underspecification_blocks(case: dict[str, Any]) -> list[str]:
+    under = case.get("Underspecifications") if isinstance(case.get("Underspecifications"), dict) else {}
+    return [
+        prompts.bullet_block("Task information the instruction left open", strings(under.get("Task Information"))),
+        prompts.bullet_block(
+            "Safety and security constraints the instruction left unstated",
+            strings(under.get("Safety & Security Constraints")),
+        ),
+    ]
+
+
+def episode_text(trajectory: Trajectory) -> str:
+    lines = []
+    for i, step in enumerate(trajectory.steps, 1):
+        lines += [
+            f"Action {i}: {step.tool}",
+            f"Action Input {i}: {step.input_text}",
+            f"Observation {i}: {step.observation}",
+        ]
+    lines.append(f"Final Answer: {trajectory.output or '(none)'}")
+    return "\n".join(lines)
+
+
+def majority_label(samples: list[Sample], info: MetricInfo) -> str:
+    """The most frequent label; a tie goes to the cautious reading (lower score when higher is better)."""
+    counts = Counter(s.label for s in samples)
+    sign = -1 if info.higher_is_better else 1
+    return max(counts, key=lambda label: (counts[label], sign * info.score_of(label)))
+
+
+class LLMJudge:
+    """A scorer that asks the `evaluator` role for a labelled verdict on one trajectory."""
+
+    needs_model = True
+
+    def __init__(self, info: MetricInfo, instructions: str, context: ContextBlocks):
+        self.info, self.instructions, self.context = info, instructions, context
+        self.schema = reply_schema(info)
+        self.system = "\n\n".join([instructions, prompts.REPLY])
+
+    def applies(self, trajectory: Trajectory) -> bool:
+        return True
+
+    def messages(self, trajectory: Trajectory, ctx: ScoringContext) -> list[Any]:
+        kits = [ctx.toolkits[n] for n in trajectory.toolkits if n in ctx.toolkits]
+        body = prompts.task_prompt(
+            trajectory.instruction,
+            self.context(trajectory.case),
+            describe_toolkits(kits, brief=True) if kits else "",
+            episode_text(trajectory),
+        )
+        return [system(self.system), user(body)]
+
+    def base(self, trajectory: Trajectory, eval_id: int, model: RoleModel | None) -> dict[str, Any]:
+        return {
+            "eval_id": eval_id,
+            "eval_type": self.info.eval_type,
+            "scorer": self.info.name,
+            "run_id": trajectory.run_id,
+            "case_name": trajectory.case_name or f"#{eval_id}",
+            "case_idx": trajectory.case_idx,
+            "trial": trajectory.trial,
+            "trajectory_started_at": trajectory.started_at,
+            "evaluator": model.options.describe() if model else {},
+            "started_at": now(),
+        }
+
+    def score(self, trajectory: Trajectory, eval_id: int, ctx: ScoringContext) -> Evaluation:
+        """Draw `ctx.samples` verdicts and aggregate them (mean score, majority label). Model and parse failures
+        become an error record; only a budget stop propagates (the judgement is then not made at all)."""
+        if ctx.hub is None:
+            raise ValueError(f"scorer {self.info.name!r} needs a model hub")
+        model = ctx.hub.model("evaluator")
+        base = self.base(trajectory, eval_id, model)
+        if trajectory.status == "error":
+            reason = EpisodeError(type="EpisodeError", message="the episode errored; there is nothing to judge")
+            return Evaluation(**base, status="skipped", error=reason, finished_at=now())
+        if not self.applies(trajectory):
+            return Evaluation(**base, status="not_applicable", finished_at=now())
+        messages = self.messages(trajectory, ctx)
+        usage = Usage()
+        drawn: list[Sample] = []
+        failures: list[EpisodeError] = []
+        for i in range(ctx.samples):
+            try:
+                reply = model.complete(messages, schema=self.schema, cache_salt=f"sample-{i}" if i else "")
+            except BudgetExceeded:
+                raise
+            except Exception as exc:  # a parse failure after repairs, or a model error after retries: recorded
+                failures.append(EpisodeError(type=type(exc).__name__, message=str(exc)[:2000]))
+                continue
+            usage.add(reply.usage)
+            v = reply.value
+            drawn.append(
+                Sample(
+                    thought=v["thought"], label=v["verdict"]["label"], score=v["verdict"]["score"], summary=v["summary"]
+                )
+            )
+        common: dict[str, Any] = dict(
+            samples=drawn, sample_errors=failures, usage=usage.to_dict(), cost_usd=usage.cost_usd
+        )
+        if not drawn:
+            return Evaluation(**base, **common, status="error", error=failures[-1], finished_at=now())
+        label = majority_label(drawn, self.info)
+        mean = sum(s.score for s in drawn) / len(drawn)
+        first = next(s for s in drawn if s.label == label)
+        return Evaluation(
+            **base,
+            **common,
+            evaluator_thought=first.thought,
+            label=label,
+            score=mean,
+            log_summary=first.summary,
+            eval_scores={self.info.metric: mean},
+            status="ok",
+            finished_at=now(),
+        )

@@ -1,0 +1,75 @@
+"""The scorer registry: name -> factory. Built-in scorers register themselves when `toolemu.scorers` is imported;
+an outside scorer registers with the same decorator, or is named by import path (`package.module:factory`)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from toolemu.errors import InputError
+from toolemu.scorers.base import MetricInfo, Scorer
+
+ScorerFactory = Callable[[], Scorer]
+_FACTORIES: dict[str, ScorerFactory] = {}
+_INFOS: dict[str, MetricInfo] = {}
+
+
+def register_scorer(info: MetricInfo) -> Callable[[ScorerFactory], ScorerFactory]:
+    """Register a scorer under `info.name`; its eval files are `_eval_<info.eval_type>.jsonl`."""
+
+    def add(factory: ScorerFactory) -> ScorerFactory:
+        clash = next((i.name for i in _INFOS.values() if i.eval_type == info.eval_type and i.name != info.name), None)
+        if clash:
+            raise ValueError(f"scorer {info.name!r}: eval type {info.eval_type!r} is taken by {clash!r}")
+        _FACTORIES[info.name] = factory
+        _INFOS[info.name] = info
+        return factory
+
+    return add
+
+
+def scorer_names() -> list[str]:
+    return list(_FACTORIES)
+
+
+def _from_import_path(spec: str) -> Scorer:
+    module_name, _, attr = spec.partition(":")
+    try:
+        target = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InputError.single("command line", f"cannot import scorer {spec!r}: {exc}", field="--scorer") from None
+    scorer = target() if callable(target) and not isinstance(target, Scorer) else target
+    if not isinstance(scorer, Scorer):
+        raise InputError.single("command line", f"{spec!r} is not a scorer (info, applies, score)", field="--scorer")
+    _INFOS.setdefault(scorer.info.name, scorer.info)
+    return scorer
+
+
+def get_scorer(name: str) -> Scorer:
+    """A registered scorer by name or by its eval type (agent_safe -> safety), or one named by import path."""
+    if ":" in name:
+        return _from_import_path(name)
+    key = name if name in _FACTORIES else next((n for n, i in _INFOS.items() if i.eval_type == name), None)
+    if key is None:
+        raise InputError.single(
+            "command line", f"expected a scorer, one of {', '.join(scorer_names())}, got {name!r}", field="--scorer"
+        )
+    return _FACTORIES[key]()
+
+
+def info_for_eval_type(eval_type: str) -> MetricInfo:
+    """How to read an eval file: its registered scorer's info, or one worked out for a file we did not write
+    (a fork's `agent_help_ignore_safety` is a helpfulness variant, shown under its own name)."""
+    for info in _INFOS.values():
+        if info.eval_type == eval_type:
+            return info
+    base = next((i for i in _INFOS.values() if eval_type.startswith(i.eval_type + "_")), None)
+    if base is not None:
+        return base.model_copy(
+            update={"name": eval_type, "eval_type": eval_type, "title": f"{base.title} [{eval_type}]"}
+        )
+    return MetricInfo(name=eval_type, metric=eval_type, eval_type=eval_type, title=eval_type)
+
+
+def registered_infos() -> list[MetricInfo]:
+    return list(_INFOS.values())

@@ -1,0 +1,146 @@
+"""Score every trajectory of a run with a set of scorers: a thread pool, resume, failures kept as error records."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from toolemu.llm import BudgetExceeded
+from toolemu.log import Evaluation, JsonlWriter, Trajectory, rewrite_jsonl, run_files, scan_jsonl
+from toolemu.log.read import parse_evaluation, read_trajectories
+from toolemu.progress import progress_bar
+from toolemu.scorers.base import Scorer, ScoringContext
+
+log = logging.getLogger("toolemu")
+
+Key = tuple[str, int, str]
+
+
+def trajectory_key(trajectory: Trajectory, position: int) -> Key:
+    """(case, trial, episode start): ours join on it; ToolEmu's records have only their position."""
+    return (trajectory.case_name or f"#{position}", trajectory.trial, trajectory.started_at)
+
+
+@dataclass
+class EvalSummary:
+    files: dict[str, Path] = field(default_factory=dict)
+    total: int = 0
+    skipped: int = 0  # judged in an earlier run
+    ok: int = 0
+    failed: int = 0
+    episode_errors: int = 0  # episodes that errored: recorded as "skipped", nothing to judge
+    not_applicable: int = 0  # outside a scorer's scope (e.g. attack on a case with no threat)
+    not_run: int = 0
+    stop_reason: str = ""
+
+    def lines(self) -> list[str]:
+        out = [f"evaluations: {path}" for path in self.files.values()]
+        out.append(
+            f"judgements: {self.total} (already done {self.skipped}, judged now {self.ok}, failed {self.failed}, "
+            f"episodes that errored {self.episode_errors}, not applicable {self.not_applicable})"
+        )
+        if self.not_run:
+            out.append(f"not judged ({self.stop_reason}): {self.not_run}; run the same command again to resume")
+        return out
+
+
+def prepare_eval_file(path: Path, eval_type: str, current: set[Key]) -> set[Key]:
+    """Keep the judgements that still match a trajectory; move failed, stale and unreadable ones aside (never
+    lost: the errors file beside it gets them)."""
+    raw = scan_jsonl(path)
+    keep: dict[Key, dict[str, Any]] = {}
+    aside = raw.unparsed_records("not a whole evaluation record; judged again")
+    for position, record in enumerate(raw.records):
+        try:
+            ev = parse_evaluation(record, eval_type, position)
+        except ValidationError:
+            aside.append(record)
+            continue
+        if ev.status in ("ok", "skipped", "not_applicable") and ev.key in current and ev.key not in keep:
+            keep[ev.key] = record
+        else:
+            aside.append(record)
+    if aside:
+        errors = JsonlWriter(path.with_name(path.stem + ".errors.jsonl"))
+        for record in aside:
+            errors.append(record)
+        rewrite_jsonl(path, list(keep.values()))
+    return set(keep)
+
+
+def evaluate_trajectories(
+    trajectories: Path,
+    scorers: list[Scorer],
+    ctx: ScoringContext,
+    batch_size: int = 1,
+    show_progress: bool = True,
+) -> EvalSummary:
+    files = run_files(trajectories)
+    records, problems = read_trajectories(files.trajectories)
+    for problem in problems:
+        log.warning("%s; not judged", problem)
+    keys = [trajectory_key(r, i) for i, r in enumerate(records)]
+    summary = EvalSummary()
+    tasks: list[tuple[Scorer, int]] = []
+    writers: dict[str, JsonlWriter] = {}
+    for scorer in scorers:
+        eval_type = scorer.info.eval_type
+        path = files.eval_file(eval_type)
+        summary.files[eval_type] = path
+        done = prepare_eval_file(path, eval_type, set(keys))
+        writers[eval_type] = JsonlWriter(path)
+        todo = [(scorer, i) for i, key in enumerate(keys) if key not in done]
+        summary.total += len(keys)
+        summary.skipped += len(keys) - len(todo)
+        tasks += todo
+    progress = progress_bar()
+    bar = progress.add_task("judgements", total=len(tasks), failed=0, cost=0.0)
+    if show_progress:
+        progress.start()
+    pending = list(tasks)
+    running: dict[Future[Evaluation], Scorer] = {}
+    cost = 0.0
+    with ThreadPoolExecutor(max_workers=batch_size, thread_name_prefix="judge") as executor:
+        try:
+            while pending or running:
+                while pending and len(running) < batch_size and not summary.stop_reason:
+                    scorer, i = pending.pop(0)
+                    running[executor.submit(scorer.score, records[i], i, ctx)] = scorer
+                if not running:
+                    break
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    scorer = running.pop(fut)
+                    try:
+                        evaluation = fut.result()
+                    except BudgetExceeded as exc:
+                        summary.stop_reason = str(exc)
+                        summary.not_run += 1
+                        continue
+                    writers[scorer.info.eval_type].append(evaluation)
+                    cost += evaluation.cost_usd
+                    if evaluation.status == "ok":
+                        summary.ok += 1
+                    elif evaluation.status == "skipped":
+                        summary.episode_errors += 1
+                    elif evaluation.status == "not_applicable":
+                        summary.not_applicable += 1
+                    else:
+                        summary.failed += 1
+                    progress.update(bar, advance=1, failed=summary.failed, cost=cost)
+        except KeyboardInterrupt:
+            summary.stop_reason = "interrupted"
+            for fut in running:
+                fut.cancel()
+            raise
+        finally:
+            progress.stop()
+            summary.not_run += len(pending)
+    if summary.failed:
+        log.warning("%d judgements failed; they are recorded with their reason and counted in reports", summary.failed)
+    return summary
