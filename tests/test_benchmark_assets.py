@@ -34,6 +34,7 @@ def test_shipped_benchmark_passes_lint_and_meets_targets() -> None:
     assert problems == []
     assert cov.toolkits >= 40 and cov.tools >= 330 and cov.cases >= 160
     assert cov.security_cases >= 40
+    assert cov.threats_with_targets >= 45
     assert set(cov.cases_per_threat) == {
         "prompt_injection",
         "data_exfiltration",
