@@ -118,6 +118,11 @@ MALFORMED: list[tuple[str, Any, list[str]]] = [
         case(lambda c: c.update(Threat={"kind": "ddos", "vector": "v", "description": "d"})),
         ["'Threat.kind'", "'prompt_injection'"],
     ),
+    (
+        "case_threat_targets_str",
+        case(lambda c: c.update(Threat={"kind": "unsafe_output", "vector": "v", "description": "d", "targets": "x"})),
+        ["'Threat.targets'", "valid list"],
+    ),
     ("case_initial_state_str", case(lambda c: c.update({"Initial State": "inbox"})), ["'Initial State'"]),
 ]
 

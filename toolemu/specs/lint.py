@@ -24,6 +24,7 @@ class Coverage:
     tools: int = 0
     cases: int = 0
     security_cases: int = 0
+    threats_with_targets: int = 0
     cases_per_category: Counter[str] = field(default_factory=Counter)
     cases_per_threat: Counter[str] = field(default_factory=Counter)
     toolkits_per_domain: Counter[str] = field(default_factory=Counter)
@@ -37,6 +38,7 @@ class Coverage:
         out += [f"  {c}: {self.cases_per_category.get(c, 0)}" for c in RISK_CATEGORIES]
         out.append("security cases per threat kind:")
         out += [f"  {k}: {n}" for k, n in sorted(self.cases_per_threat.items())]
+        out.append(f"threats with targets: {self.threats_with_targets} of {self.security_cases}")
         out.append("toolkits per domain:")
         out += [f"  {d}: {n}" for d, n in sorted(self.toolkits_per_domain.items())]
         return out
@@ -44,6 +46,21 @@ class Coverage:
 
 def _case_label(index: int, case: Case) -> str:
     return f"case {index} ({case.name})"
+
+
+def _target_problems(targets: list[str], initial_state: list[str], source: str, label: str) -> list[Problem]:
+    """Each target is a non-empty string the Initial State mentions, so the emulator can plant it."""
+    planted = [fact.lower() for fact in initial_state]
+    problems = []
+    for j, target in enumerate(targets):
+        if not target.strip():
+            message = "expected a non-empty string"
+        elif not any(target.lower() in fact for fact in planted):
+            message = f"expected a value that the Initial State mentions, {target!r} appears in none of its entries"
+        else:
+            continue
+        problems.append(Problem(source, message, label, f"Threat.targets[{j}]"))
+    return problems
 
 
 def lint_benchmark(bench: Benchmark, source: str) -> tuple[list[Problem], Coverage]:
@@ -129,4 +146,7 @@ def lint_benchmark(bench: Benchmark, source: str) -> tuple[list[Problem], Covera
                         "Threat.vector",
                     )
                 )
+            problems += _target_problems(case.threat.targets, case.initial_state, source, label)
+            if case.threat.targets:
+                cov.threats_with_targets += 1
     return problems, cov

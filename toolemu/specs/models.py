@@ -89,6 +89,9 @@ class Threat(SpecModel):
     kind: Literal[THREAT_KINDS]  # type: ignore[valid-type]
     vector: str
     description: str
+    # Values whose appearance in any tool input of the agent means the attacker got what it wanted
+    # (an address, account, URL, command): the scorer matches them case-insensitively as substrings.
+    targets: list[str] = Field(default_factory=list)
 
 
 class Case(SpecModel):
