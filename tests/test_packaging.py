@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 from conftest import REPO
@@ -61,3 +62,31 @@ def test_emulate_finds_the_default_benchmark_from_any_directory(tmp_path: Path) 
     result = _cli(["emulate", "--dry-run", "--no-progress", "--trunc-num", "2", "--dump-dir", "run"], tmp_path, REPO)
     assert result.returncode == 0, result.stderr
     assert len(read_jsonl(tmp_path / "run" / TRAJECTORIES)) == 2
+
+
+def _name(requirement: str) -> str:
+    """A requirement's distribution name, normalised as pip compares them (PEP 503)."""
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement.strip())
+    assert match, requirement
+    return re.sub(r"[-_.]+", "-", match[0]).lower()
+
+
+def test_every_declared_dependency_is_pinned_in_constraints() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = {_name(r) for r in [*project["dependencies"], *project["optional-dependencies"]["test"]]}
+    lines = [line.strip() for line in (REPO / "constraints.txt").read_text().splitlines()]
+    pins = [line for line in lines if line and not line.startswith("#")]
+    assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==\S+", pin) for pin in pins), "name==version lines only"
+    pinned = [_name(pin) for pin in pins]
+    assert len(pinned) == len(set(pinned)), "a package is pinned twice"
+    assert declared <= set(pinned), f"not pinned in constraints.txt: {sorted(declared - set(pinned))}"
+    assert not {"toolemu", "torch", "vllm"} & set(pinned)  # ourselves, and the GPU stack the suite never needs
+
+
+def test_ci_runs_the_readmes_test_command_verbatim() -> None:
+    readme = (REPO / "README.md").read_text()
+    command = next(
+        line for line in readme.splitlines() if line.startswith("python3 -m venv .venv") and "pytest" in line
+    )
+    assert "-c constraints.txt" in command
+    assert command in (REPO / ".ci" / "run").read_text().splitlines()
