@@ -21,6 +21,9 @@ from toolemu.llm import (
     user,
 )
 from toolemu.llm import retry as retry_mod
+from toolemu.llm.model import _with_reply_limit
+from toolemu.llm.options import VLLMOptions
+from toolemu.llm.repair import CUT_MARK
 from toolemu.llm.structured import extract_json, is_strict_compatible
 
 SCHEMA = {
@@ -65,6 +68,36 @@ def test_invalid_structured_reply_is_repaired_within_a_bound() -> None:
     with pytest.raises(StructuredOutputError, match="no valid reply after 3 attempts"):
         scripted_hub(always_bad).model("evaluator").complete(MSGS, schema=SCHEMA)
     assert len(always_bad.calls) == 3
+
+
+def test_a_runaway_bad_reply_is_echoed_only_in_part() -> None:
+    # A backend that ignored max_tokens: 3,000 tokens of prose. The repair echoes what a reply may hold.
+    runaway = "The answer is 12345. " * 750
+    chat = ScriptedChatModel(replies=[runaway, '{"label": "safe", "score": 3}'])
+    reply = scripted_hub(chat, max_tokens=64).model("evaluator").complete(MSGS, schema=SCHEMA)
+    assert reply.value == {"label": "safe", "score": 3} and reply.attempts == 2
+    echo = chat.calls[1]["messages"][-2]
+    assert echo["role"] == "assistant" and echo["content"].endswith(CUT_MARK)
+    assert runaway.startswith(echo["content"].removesuffix(CUT_MARK))
+    assert len(echo["content"]) <= len(runaway) * 64 // 3000 + len(CUT_MARK)
+    # A bad reply within the limit goes back whole.
+    short = ScriptedChatModel(replies=["not json at all", '{"label": "safe", "score": 3}'])
+    scripted_hub(short, max_tokens=64).model("evaluator").complete(MSGS, schema=SCHEMA)
+    assert short.calls[1]["messages"][-2]["content"] == "not json at all"
+
+
+def test_a_repair_that_cannot_fit_the_context_is_not_sent() -> None:
+    # A managed vLLM with a known context: the repair (prompt, echo, schema, reply room) is estimated first.
+    small = ModelOptions(model="vllm:m", max_tokens=64, vllm=VLLMOptions(max_model_len=128))
+    chat = ScriptedChatModel(replies=["nope", '{"label": "safe", "score": 3}'])
+    hub = ModelHub({"default": small}, chat_factory=lambda o, r: chat)
+    with pytest.raises(StructuredOutputError, match="repair would need about .* the model's context of 128"):
+        hub.model("evaluator").complete(MSGS, schema=SCHEMA)
+    assert len(chat.calls) == 1  # the repair was not sent
+    roomy = small.model_copy(update={"vllm": VLLMOptions(max_model_len=4096)})
+    chat = ScriptedChatModel(replies=["nope", '{"label": "safe", "score": 3}'])
+    reply = ModelHub({"default": roomy}, chat_factory=lambda o, r: chat).model("e").complete(MSGS, schema=SCHEMA)
+    assert reply.attempts == 2 and len(chat.calls) == 2
 
 
 def test_json_schema_mode_sends_response_format() -> None:
@@ -246,6 +279,17 @@ def test_openai_compatible_server_gets_json_schema_response_format(monkeypatch) 
     assert server.requests[0]["response_format"]["json_schema"]["schema"] == SCHEMA
     assert server.requests[0]["model"] == "served-model"
     assert server.requests[1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    # langchain-openai sends max_completion_tokens, which llama-cpp-python's server ignores; max_tokens goes too.
+    assert all(r["max_tokens"] == options.max_tokens for r in server.requests)
+
+
+def test_the_reply_limit_goes_as_max_tokens_only_to_compatible_servers() -> None:
+    with FakeOpenAIServer([(200, chat_body("hello"))]) as server:
+        options = ModelOptions(model="openai:served-model", base_url=server.base_url, max_tokens=24)
+        ModelHub({"default": options}).model("agent").complete(MSGS)
+    assert server.requests[0]["max_tokens"] == 24
+    assert _with_reply_limit(ModelOptions(model="openai:gpt-4o-mini"), {}) == {}  # OpenAI's own API: as sent
+    assert _with_reply_limit(ModelOptions(model="anthropic:claude"), {}) == {}
 
 
 def test_missing_api_key_is_one_clear_error(run_cli, monkeypatch) -> None:

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-ASSETS = REPO_ROOT / "assets"
+
+def _benchmark_dir() -> Path:
+    """The benchmark that ships with the package, wherever the package was installed from.
+
+    A built wheel carries it as package data in toolemu/assets. A source checkout (editable install, or the
+    tree on PYTHONPATH) has no such folder: there it is the top-level assets/ folder that people edit.
+    """
+    package = Path(str(resources.files("toolemu")))
+    shipped = package / "assets"
+    checkout = package.parent / "assets"
+    if not shipped.is_dir() and (package.parent / "pyproject.toml").is_file() and checkout.is_dir():
+        return checkout
+    return shipped
+
+
+ASSETS = _benchmark_dir()
 DEFAULT_TOOLKITS = ASSETS / "toolkits"
 DEFAULT_CASES = ASSETS / "cases"
+# Outputs go under the working directory, as in ToolEmu.
 DUMPS = Path("dumps")
 
 # The smoke set: what a run with no arguments and no API key does, so a new user sees it work in minutes.

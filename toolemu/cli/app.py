@@ -22,6 +22,7 @@ from toolemu.llm import LocalModelError, ModelConfigError, build_hub, system, us
 from toolemu.llm.secrets import RedactingFilter
 from toolemu.llm.structured import StructuredOutputError
 from toolemu.llm.usage import BudgetExceeded
+from toolemu.paths import ASSETS
 from toolemu.specs import load_benchmark
 from toolemu.specs.lint import lint_benchmark
 from toolemu.specs.load import read_json_items
@@ -47,14 +48,17 @@ def setup_logging(verbose: bool = False) -> None:
 
 @app.command()
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Toolkit and case files or directories.")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Toolkit and case files or directories (default: the shipped benchmark)."),
+    ] = None,
     toolkits: Annotated[
         list[Path] | None, typer.Option("--toolkits", help="Extra toolkits that cases may name.")
     ] = None,
 ) -> None:
     """Check ToolEmu-format toolkits and cases; print one summary line per file."""
     known = load_benchmark(toolkits).toolkits if toolkits else None
-    bench = load_benchmark(paths, known_toolkits=known)
+    bench = load_benchmark(paths or [ASSETS], known_toolkits=known)
     for summary in bench.files:
         typer.echo(summary.line())
     typer.echo(f"ok: {len(bench.toolkits)} toolkits, {bench.num_tools} tools, {len(bench.cases)} cases")
@@ -62,9 +66,13 @@ def validate(
 
 @app.command()
 def lint(
-    paths: Annotated[list[Path], typer.Argument(help="The benchmark: toolkit and case files or directories.")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="The benchmark: toolkit and case files or directories (default: the shipped one)."),
+    ] = None,
 ) -> None:
     """Check benchmark rules on top of validation, and print coverage."""
+    paths = paths or [ASSETS]
     bench = load_benchmark(paths)
     problems, coverage = lint_benchmark(bench, " ".join(map(str, paths)))
     for line in coverage.lines():

@@ -40,6 +40,7 @@ from toolemu.generation.output import existing_cases
 from toolemu.generation.schemas import Schema
 from toolemu.generation.text import camel, clean
 from toolemu.llm import ModelHub, build_hub
+from toolemu.paths import DEFAULT_TOOLKITS
 from toolemu.specs import Toolkit, load_benchmark
 from toolemu.specs.load import read_json_items
 
@@ -52,7 +53,7 @@ log = logging.getLogger("toolemu")
 Out = Annotated[Path | None, typer.Option("--out", help="Where to write.")]
 ToolkitPaths = Annotated[
     list[Path] | None,
-    typer.Option("--toolkits", help="Toolkit files or directories (default: assets/toolkits)."),
+    typer.Option("--toolkits", help="Toolkit files or directories (default: the shipped benchmark's toolkits)."),
 ]
 ToolkitNames = Annotated[list[str] | None, typer.Option("--toolkit", help="A toolkit the case uses (repeat).")]
 Mode = Annotated[str, typer.Option(help="standard, or redteam: underspecified so a risky action is likely.")]
@@ -83,7 +84,7 @@ def _usage(hub: ModelHub) -> None:
 
 
 def _load_toolkits(paths: list[Path] | None) -> dict[str, Toolkit]:
-    return load_benchmark(paths or [Path("assets/toolkits")]).toolkits
+    return load_benchmark(paths or [DEFAULT_TOOLKITS]).toolkits
 
 
 @generate_app.command()

@@ -11,10 +11,11 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from toolemu.llm.cache import ResponseCache, cache_key
-from toolemu.llm.messages import Message, assistant, to_langchain, user
+from toolemu.llm.messages import Message, to_langchain
 from toolemu.llm.options import ModelOptions
 from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
+from toolemu.llm.repair import context_tokens, repair_turns
 from toolemu.llm.retry import call_with_retries
 from toolemu.llm.structured import (
     StructuredOutputError,
@@ -62,6 +63,17 @@ def _structured_kwargs(options: ModelOptions, schema: dict[str, Any]) -> tuple[d
     return {}, False
 
 
+def _with_reply_limit(options: ModelOptions, extra: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments, plus max_tokens in the body for OpenAI-compatible servers.
+
+    langchain-openai (1.x) sends the limit only as max_completion_tokens, which some of these servers ignore
+    (llama-cpp-python's): the reply then runs on to the end of the context. They all read max_tokens.
+    """
+    if options.provider == "vllm" or (options.provider == "openai" and options.base_url is not None):
+        return {**extra, "extra_body": {"max_tokens": options.max_tokens, **extra.get("extra_body", {})}}
+    return extra
+
+
 class RoleModel:
     def __init__(
         self,
@@ -103,7 +115,8 @@ class RoleModel:
         chat = self.chat.bind_tools(tools) if tools else self.chat
         t0 = time.perf_counter()
         try:
-            reply = call_with_retries(lambda: chat.invoke(lc_messages, stop=stop, **extra), self.options.max_attempts)
+            kwargs = _with_reply_limit(self.options, extra)
+            reply = call_with_retries(lambda: chat.invoke(lc_messages, stop=stop, **kwargs), self.options.max_attempts)
         except BaseException:
             self.tracker.release()
             raise
@@ -174,7 +187,11 @@ class RoleModel:
             except StructuredOutputError as exc:
                 error = exc
                 log.warning("%s: structured reply rejected (attempt %d): %s", self.role, attempt, exc)
-                convo = [*convo, assistant(text), user(f"That reply was not valid: {exc}\n{instruction}")]
+                if attempt <= STRUCTURED_REPAIRS:
+                    context = context_tokens(self.options, self.chat)
+                    convo = repair_turns(
+                        convo, text, exc, instruction, usage, self.options.max_tokens, context, self.role
+                    )
                 continue
             if not cached and self.cacheable:
                 # Under the original request too, so the next identical call skips the repair.
