@@ -45,9 +45,9 @@ class Source:
         return self.meta.shard or (0, 1)
 
     def settings(self) -> dict[str, Any]:
-        out = {key: getattr(self.meta, key) for key in COMPARED}
-        out["config"] = {k: v for k, v in (out["config"] or {}).items() if k != "shard"}
-        return json.loads(json.dumps(out))  # tuples and lists compare alike
+        out = self.meta.model_dump(mode="json", include=set(COMPARED))
+        out["config"] = {k: v for k, v in out["config"].items() if k != "shard"}
+        return out
 
 
 @dataclass
@@ -147,7 +147,7 @@ def _check_same_settings(sources: list[Source]) -> dict[str, Any]:
 def _selection(sources: list[Source]) -> list[Pair]:
     """Every pair of the whole selection in order (pair j belongs to shard j % n)."""
     cases = sources[0].meta.selected_cases
-    trials = (sources[0].meta.selection or {}).get("num_trials")
+    trials = sources[0].meta.selection.num_trials if sources[0].meta.selection else None
     if cases is not None and trials:
         return [(c, t) for c in cases for t in range(trials)]
     # A run.json written before selections were recorded: what the shards expected, then what they hold.
@@ -246,7 +246,7 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
                 {
                     "dir": str(s.path),
                     "run_id": s.meta.run_id,
-                    "shard": s.meta.config.get("shard"),
+                    "shard": list(s.meta.shard) if s.meta.shard else None,
                     "records": len(s.records),
                     "retried": len(s.retried),
                 }

@@ -83,6 +83,11 @@ class Evaluation(BaseModel):
     def key(self) -> tuple[str, int, str]:
         return (self.case_name, self.trial, self.trajectory_started_at)
 
+    @property
+    def evaluator_model(self) -> str:
+        model = self.evaluator.get("model")
+        return model if isinstance(model, str) else ""
+
     def to_record(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True)
         if data["eval_scores"] is None:
@@ -98,7 +103,7 @@ class Evaluation(BaseModel):
         return value if math.isfinite(value) else None
 
     def to_score(self, scorer: str, metric: str) -> Score:
-        identity = {"scorer": scorer, **({"model": self.evaluator.get("model")} if self.evaluator else {})}
+        identity = {"scorer": scorer, **({"model": self.evaluator_model} if self.evaluator_model else {})}
         if self.status in ("skipped", "not_applicable"):
             return Score(
                 scorer=scorer,

@@ -12,12 +12,25 @@ from toolemu.errors import InputError
 from toolemu.log.jsonl import write_json_atomic
 
 
+class Selection(BaseModel):
+    """What picked the (case, trial) pairs: recorded so shards can be merged and checked for gaps."""
+
+    model_config = ConfigDict(extra="allow")
+
+    num_trials: int = 1
+    case_names: list[str] | None = None
+    start_index: int = 0
+    trunc_num: int | None = None
+    shuffle: bool = False
+    seed: int = 0
+
+
 class RunMeta(BaseModel):
     model_config = ConfigDict(extra="allow")  # fields of newer writers are kept on rewrite
 
     run_id: str
     config: dict[str, Any] = Field(default_factory=dict)  # what must match to resume: RunConfig.identity()
-    selection: dict[str, Any] | None = None
+    selection: Selection | None = None
     selected_cases: list[str] | None = None
     expected_pairs: list[tuple[str, int]] = Field(default_factory=list)
     models: dict[str, str] = Field(default_factory=dict)

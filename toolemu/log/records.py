@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from toolemu import SCHEMA_VERSION
 
@@ -30,6 +30,66 @@ def as_text(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _text_list(value: Any) -> list[str]:
+    """A list of strings from whatever a foreign file holds there: a list, one value, or nothing."""
+    if value is None or value == "":
+        return []
+    return [as_text(v) for v in value] if isinstance(value, list) else [as_text(value)]
+
+
+TextList = Annotated[list[str], BeforeValidator(_text_list)]
+
+
+class UnderspecificationsView(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    task_information: TextList = Field(default_factory=list, alias="Task Information")
+    safety_constraints: TextList = Field(default_factory=list, alias="Safety & Security Constraints")
+
+
+class ThreatView(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    kind: str = ""
+    vector: str = ""
+    description: str = ""
+    targets: TextList = Field(default_factory=list)
+
+
+class CaseView(BaseModel):
+    """The case a trajectory carries, read leniently: files other tools wrote may miss keys or hold odd types,
+    and a record must still be judged and reported (the spec loader is where cases are checked strictly)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    name: str = ""
+    toolkits: TextList = Field(default_factory=list, alias="Toolkits")
+    user_instruction: str = Field("", alias="User Instruction")
+    underspecifications: UnderspecificationsView = Field(
+        default_factory=UnderspecificationsView, alias="Underspecifications"
+    )
+    expected_achievements: TextList = Field(default_factory=list, alias="Expected Achievements")
+    potential_risky_outcomes: TextList = Field(default_factory=list, alias="Potential Risky Outcomes")
+    potential_risky_actions: TextList = Field(default_factory=list, alias="Potential Risky Actions")
+    initial_state: TextList = Field(default_factory=list, alias="Initial State")
+    threat: ThreatView | None = Field(default=None, alias="Threat")
+
+    @classmethod
+    def of(cls, case: Any) -> CaseView:
+        if not isinstance(case, dict):
+            return cls()
+        data = dict(case)
+        if not isinstance(data.get("Underspecifications"), dict):
+            data.pop("Underspecifications", None)
+        threat = data.get("Threat")
+        if not (isinstance(threat, dict) and threat.get("kind")):
+            data.pop("Threat", None)
+        for key in ("name", "User Instruction"):
+            if key in data:
+                data[key] = as_text(data[key])
+        return cls.model_validate(data)
 
 
 class StepTokens(BaseModel):
@@ -115,13 +175,21 @@ class Trajectory(BaseModel):
         return (self.case_name, self.trial)
 
     @property
+    def case_view(self) -> CaseView:
+        """The case, typed (and lenient: a foreign record's odd case still reads)."""
+        return CaseView.of(self.case)
+
+    @property
     def toolkits(self) -> list[str]:
-        kits = self.case.get("Toolkits")
-        return [str(k) for k in kits] if isinstance(kits, list) else []
+        return self.case_view.toolkits
 
     @property
     def instruction(self) -> str:
-        return as_text(self.case.get("User Instruction") or self.input)
+        return self.case_view.user_instruction or self.input
+
+    def model_of(self, role: str) -> str:
+        """The model string a role used ('' when the record does not say)."""
+        return as_text((self.models.get(role) or {}).get("model"))
 
     def to_record(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

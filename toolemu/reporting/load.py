@@ -9,9 +9,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from toolemu.log import Episode, RunLog, Score, as_text, read_run
+from toolemu.log import CaseView, Episode, RunLog, Score, read_run
 from toolemu.reporting.model import EpisodeView, RunInfo
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
@@ -30,19 +29,9 @@ class LoadedRun:
     scorers: list[MetricInfo]
 
 
-def _strings(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else ([str(value)] if value else [])
-
-
-def categories_of(case: dict[str, Any]) -> list[str]:
-    found = {risk_category(o) for o in _strings(case.get("Potential Risky Outcomes"))}
+def categories_of(case: CaseView) -> list[str]:
+    found = {risk_category(o) for o in case.potential_risky_outcomes}
     return sorted(c for c in found if c) or [UNCATEGORISED]
-
-
-def threat_of(case: dict[str, Any]) -> str | None:
-    threat = case.get("Threat")
-    kind = threat.get("kind") if isinstance(threat, dict) else None
-    return str(kind) if kind else None
 
 
 def score_of(episode: Episode, info: MetricInfo, has_file: bool) -> Score | None:
@@ -87,8 +76,8 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
                 case_idx=traj.case_idx,
                 trial=traj.trial,
                 toolkits=traj.toolkits,
-                risk_categories=categories_of(traj.case),
-                threat=threat_of(traj.case),
+                risk_categories=categories_of(traj.case_view),
+                threat=traj.case_view.threat.kind if traj.case_view.threat else None,
                 status=traj.status,
                 instruction=traj.instruction,
                 final_answer=traj.output,
@@ -105,22 +94,18 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
 
 def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], notes: list[str]) -> RunInfo:
     first = next((t for t in run.trajectories if t.schema_version), None)
-    models = first.models if first else {}
 
-    def model(role: str, kind: str = "") -> str:
-        name = as_text((models.get(role) or {}).get("model"))
-        detail = getattr(first, kind, "") if first and kind else ""
+    def model(role: str, detail: str) -> str:
+        name = first.model_of(role) if first else ""
         return f"{name} ({detail})" if name and detail else name
 
-    evaluator = next(
-        (as_text(ev.evaluator.get("model")) for evs in run.evaluations.values() for ev in evs if ev.evaluator), ""
-    )
+    evaluator = next((ev.evaluator_model for evs in run.evaluations.values() for ev in evs if ev.evaluator_model), "")
     return RunInfo(
         run=label or run.files.label,
         source=str(path),
         format=run.format,
-        agent=model("agent", "agent_type") or run.files.label,
-        emulator=model("emulator", "simulator_type"),
+        agent=model("agent", first.agent_type if first else "") or run.files.label,
+        emulator=model("emulator", first.simulator_type if first else ""),
         evaluator=evaluator,
         scorers=scorers,
         notes=notes,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from toolemu.log import CaseView
 from toolemu.prompts import evaluator as prompts
 from toolemu.scorers.base import MetricInfo
-from toolemu.scorers.judge import LLMJudge, strings, underspecification_blocks
+from toolemu.scorers.judge import LLMJudge, underspecification_blocks
 from toolemu.scorers.registry import register_scorer
 
 HELPFULNESS = MetricInfo(
@@ -20,10 +19,10 @@ HELPFULNESS = MetricInfo(
 )
 
 
-def helpfulness_context(case: dict[str, Any]) -> list[str]:
+def helpfulness_context(case: CaseView) -> list[str]:
     return [
         *underspecification_blocks(case),
-        prompts.bullet_block("Expected achievements", strings(case.get("Expected Achievements"))),
+        prompts.bullet_block("Expected achievements", case.expected_achievements),
     ]
 
 

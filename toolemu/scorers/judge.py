@@ -13,14 +13,14 @@ from typing import Any
 
 from toolemu.llm import BudgetExceeded, RoleModel, system, user
 from toolemu.llm.usage import Usage
-from toolemu.log import EpisodeError, Evaluation, Sample, Trajectory, now
+from toolemu.log import CaseView, EpisodeError, Evaluation, Sample, Trajectory, now
 from toolemu.prompts import evaluator as prompts
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.scorers.base import MetricInfo, ScoringContext
 
 MAX_THOUGHT = 1000
 MAX_SUMMARY = 300
-ContextBlocks = Callable[[dict[str, Any]], list[str]]
+ContextBlocks = Callable[[CaseView], list[str]]
 
 
 def reply_schema(info: MetricInfo) -> dict[str, Any]:
@@ -51,20 +51,11 @@ def _number(score: float) -> int | float:
     return int(score) if float(score).is_integer() else score
 
 
-def strings(value: Any) -> list[str]:
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    return [str(value)] if value else []
-
-
-def underspecification_blocks(case: dict[str, Any]) -> list[str]:
-    under = case.get("Underspecifications") if isinstance(case.get("Underspecifications"), dict) else {}
+def underspecification_blocks(case: CaseView) -> list[str]:
+    under = case.underspecifications
     return [
-        prompts.bullet_block("Task information the instruction left open", strings(under.get("Task Information"))),
-        prompts.bullet_block(
-            "Safety and security constraints the instruction left unstated",
-            strings(under.get("Safety & Security Constraints")),
-        ),
+        prompts.bullet_block("Task information the instruction left open", under.task_information),
+        prompts.bullet_block("Safety and security constraints the instruction left unstated", under.safety_constraints),
     ]
 
 
@@ -104,7 +95,7 @@ class LLMJudge:
         kits = [ctx.toolkits[n] for n in trajectory.toolkits if n in ctx.toolkits]
         body = prompts.task_prompt(
             trajectory.instruction,
-            self.context(trajectory.case),
+            self.context(trajectory.case_view),
             describe_toolkits(kits, brief=True) if kits else "",
             episode_text(trajectory),
         )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from toolemu.log import CaseView
 from toolemu.prompts import evaluator as prompts
 from toolemu.scorers.base import MetricInfo
-from toolemu.scorers.judge import LLMJudge, strings, underspecification_blocks
+from toolemu.scorers.judge import LLMJudge, underspecification_blocks
 from toolemu.scorers.registry import register_scorer
 
 SAFETY = MetricInfo(
@@ -27,11 +26,11 @@ SAFETY = MetricInfo(
 )
 
 
-def safety_context(case: dict[str, Any]) -> list[str]:
+def safety_context(case: CaseView) -> list[str]:
     return [
         *underspecification_blocks(case),
-        prompts.bullet_block("Potential risky outcomes", strings(case.get("Potential Risky Outcomes"))),
-        prompts.bullet_block("Potential risky actions", strings(case.get("Potential Risky Actions"))),
+        prompts.bullet_block("Potential risky outcomes", case.potential_risky_outcomes),
+        prompts.bullet_block("Potential risky actions", case.potential_risky_actions),
     ]
 
 
