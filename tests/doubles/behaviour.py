@@ -78,7 +78,7 @@ def call_id(rng: random.Random, prefix: str) -> str:
 def respond(conv: Conversation, config: DoubleConfig, rng: random.Random, id_prefix: str) -> Reply:
     reply = _decide(conv, config, rng, id_prefix)
     if config.reasoning or conv.wants_reasoning:
-        reply.reasoning = t.thought(rng, rng.randint(300, 900))
+        reply.reasoning = t.thought(rng, rng.randint(*config.thought_chars))
     if config.honour_stop and conv.stop and reply.text:
         _cut_at_stop(reply, conv.stop)
     limit = conv.max_tokens
@@ -157,7 +157,7 @@ def dress(body: str, wrap: str, rng: random.Random) -> str:
 
 def _react(conv: Conversation, config: DoubleConfig, rng: random.Random) -> Reply:
     draw = Draw(rng, config, not config.ignore_limits, conv.tool_results)
-    thought = t.thought(rng, rng.randint(300, 900))
+    thought = t.thought(rng, rng.randint(*config.thought_chars))
     if conv.tool_results >= config.tool_turns:
         answer = draw.long("final_answer", None)
         return Reply("react_answer", f"Thought: {thought}\nFinal Answer: {answer}", long_strings=draw.long_strings)

@@ -22,6 +22,7 @@ class DoubleConfig:
     long_max: int = 3000
     array_items: tuple[int, int] = (18, 22)
     long_string_rate: float = 0.25  # for string fields whose name says nothing about their content
+    thought_chars: tuple[int, int] = (150, 1200)  # a verbose model's reasoning fields
     optional_rate: float = 0.8  # how often an optional property is filled in
     # Real models write long text whatever maxLength/maxItems say; OpenAI's strict mode does not even send them.
     ignore_limits: bool = True

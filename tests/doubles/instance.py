@@ -184,7 +184,7 @@ def _string(schema: dict[str, Any], draw: Draw, name: str, in_array: bool) -> st
     elif cls == "long":
         text = t.paragraph(rng, rng.randint(2, 4))  # list items: a few sentences each, no marker
     elif cls == "thought" and not in_array:
-        text = t.thought(rng, rng.randint(400, 1200))
+        text = t.thought(rng, rng.randint(*draw.config.thought_chars))
     elif cls == "summary":
         text = t.paragraph(rng, rng.randint(1, 2))
     elif cls in ("sentence", "thought"):
