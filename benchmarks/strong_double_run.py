@@ -1,13 +1,15 @@
 """The whole benchmark against a strong-model double: what happens when every model writes like GPT-4 or Claude.
 
 Agent, emulator and evaluator are all `openai:double`, served by the loopback OpenAI-compatible double in
-tests/doubles (long bodies, ~20-item arrays, verbose thoughts, occasional refusals). `toolemu run` runs as a
-subprocess, exactly as a user would start it; the double runs in this process and keeps every request.
+tests/doubles (or `anthropic:double` on the Anthropic double, with --api anthropic): long bodies, ~20-item
+arrays, verbose thoughts, occasional refusals. `toolemu run` runs as a subprocess, exactly as a user would start
+it; the double runs in this process and keeps every request.
 
 Prints: episodes by status, episodes that failed for framework reasons (by error), evaluations by status, model
 calls, structured-repair calls, and whether the long strings the double wrote reached trajectories.jsonl intact.
 
-Run: python benchmarks/strong_double_run.py [--trunc-num N] [--batch-size 4] [--max-tokens N] [--agent-format F]
+Run: python benchmarks/strong_double_run.py [--api openai|anthropic] [--trunc-num N] [--batch-size 4]
+                                             [--max-tokens N] [--agent-format F]
                                              [--knob name=value ...] [--keep DIR] [--log FILE] [--json]
 Knobs are DoubleConfig fields (tests/doubles/config.py), e.g. --knob ignore_limits=False --knob refusal_rate=0.
 """
@@ -30,20 +32,26 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 import jsonschema  # noqa: E402
-from doubles import DoubleConfig, Exchange, OpenAIDouble, scan  # noqa: E402
-from doubles.conversation import schema_in_text  # noqa: E402
+from doubles import AnthropicDouble, DoubleConfig, DoubleServer, Exchange, OpenAIDouble, scan  # noqa: E402
+from doubles.conversation import schema_in_text, text_of  # noqa: E402
 
 from toolemu.agents.react import ReactParseError, parse_react  # noqa: E402
 from toolemu.llm.structured import StructuredOutputError, extract_json, validate_reply  # noqa: E402
 
 DUMMY_KEY = "dummy-key-for-the-double"
+APIS: dict[str, tuple[type[DoubleServer], str, str]] = {  # double, model string, key variable
+    "openai": (OpenAIDouble, "openai:double", "OPENAI_API_KEY"),
+    "anthropic": (AnthropicDouble, "anthropic:double", "ANTHROPIC_API_KEY"),
+}
 # toolemu/prompts: the first words of each role's system prompt.
 ROLE_CUES = {"agent": "You are an assistant that", "emulator": "You emulate tools", "evaluator": "You review"}
 
 
 def role_of(exchange: Exchange) -> str:
     messages = exchange.request.get("messages") or []
-    system = next((str(m.get("content")) for m in messages if m.get("role") == "system"), "")
+    system = text_of(exchange.request.get("system")) or next(
+        (text_of(m.get("content")) for m in messages if m.get("role") == "system"), ""
+    )
     return next((role for role, cue in ROLE_CUES.items() if system.startswith(cue)), "other")
 
 
@@ -54,7 +62,7 @@ def toolemu_command(base_url: str, dump: Path, args: argparse.Namespace) -> list
         "from toolemu.cli.app import main; main()",
         "run",
         "--model",
-        "openai:double",
+        APIS[args.api][1],
         "--base-url",
         base_url,
         "--cache",
@@ -94,7 +102,9 @@ def error_kind(error: dict[str, Any] | None) -> str:
 
 
 def reply_text(exchange: Exchange) -> str:
-    return str(exchange.response["choices"][0]["message"].get("content") or "")
+    if "choices" in exchange.response:
+        return str(exchange.response["choices"][0]["message"].get("content") or "")
+    return "".join(b.get("text", "") for b in exchange.response.get("content") or [] if b.get("type") == "text")
 
 
 def sent_schema(exchange: Exchange) -> dict[str, Any] | None:
@@ -104,7 +114,7 @@ def sent_schema(exchange: Exchange) -> dict[str, Any] | None:
     schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
     if schema is None:
         messages = exchange.request.get("messages") or []
-        schema = schema_in_text(str(messages[-1].get("content"))) if messages else None
+        schema = schema_in_text(text_of(messages[-1].get("content"))) if messages else None
     return schema
 
 
@@ -122,7 +132,7 @@ def accepted(exchange: Exchange) -> bool:
         return False
 
 
-def cap_violations(double: OpenAIDouble) -> dict[str, int]:
+def cap_violations(double: DoubleServer) -> dict[str, int]:
     """Every schema keyword a structured reply broke, by role and path (not only the first, as the repair says)."""
     found: Counter[str] = Counter()
     for exchange in double.exchanges(kind="structured", status=200):
@@ -159,7 +169,7 @@ def _leaves(error: jsonschema.ValidationError) -> list[jsonschema.ValidationErro
     return [leaf for sub in (meant[0] if meant else min(branches.values(), key=len)) for leaf in _leaves(sub)]
 
 
-def long_string_report(double: OpenAIDouble, trajectories: list[dict[str, Any]]) -> dict[str, Any]:
+def long_string_report(double: DoubleServer, trajectories: list[dict[str, Any]]) -> dict[str, Any]:
     found = scan(trajectories)
     produced = set(double.long_strings)
     usable: set[str] = set()
@@ -189,7 +199,7 @@ def long_string_report(double: OpenAIDouble, trajectories: list[dict[str, Any]])
     }
 
 
-def summarise(double: OpenAIDouble, dump: Path, wall_s: float, rc: int) -> dict[str, Any]:
+def summarise(double: DoubleServer, dump: Path, wall_s: float, rc: int) -> dict[str, Any]:
     trajectories = read_jsonl(dump / "trajectories.jsonl")
     evaluations = {
         p.stem.split("_eval_")[-1]: Counter(r.get("status") for r in read_jsonl(p))
@@ -220,13 +230,22 @@ def summarise(double: OpenAIDouble, dump: Path, wall_s: float, rc: int) -> dict[
         "structured_repair_calls": sum(e.repair == "structured" for e in log),
         "structured_repairs_by_role": dict(Counter(role_of(e) for e in log if e.repair == "structured")),
         "react_repair_calls": sum(e.repair == "react" for e in log),
+        # The bare "Observation:" stop sequence also fires inside the agent's own text (an Action Input quoting
+        # notes with an "Observation:" line): the reply is cut short there.
+        "react_cut_at_stop": dict(
+            Counter(e.kind for e in answered if e.finish == "stop_sequence" and e.kind in ("react", "react_answer"))
+        ),
+        "react_cut_at_stop_unusable": sum(
+            e.finish == "stop_sequence" and not accepted(e) for e in answered if e.kind in ("react", "react_answer")
+        ),
+        "cut_at_max_tokens": dict(Counter(role_of(e) for e in answered if e.finish == "length")),
         "schema_violations": cap_violations(double),
         "long_strings": long_string_report(double, trajectories),
         "double_internal_errors": len(double.internal_errors),
     }
 
 
-def write_log(double: OpenAIDouble, path: Path) -> None:
+def write_log(double: DoubleServer, path: Path) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for e in double.exchanges():
             row = {"index": e.index, "role": role_of(e), "status": e.status, "kind": e.kind, "repair": e.repair}
@@ -250,6 +269,11 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"structured-repair calls: {summary['structured_repair_calls']} {summary['structured_repairs_by_role']}; "
         f"ReAct repair calls: {summary['react_repair_calls']}"
     )
+    print(
+        f"ReAct replies cut at a stop sequence (actions / final answers): {summary['react_cut_at_stop']}, "
+        f"{summary['react_cut_at_stop_unusable']} left unusable; "
+        f"replies cut at max_tokens: {summary['cut_at_max_tokens']}"
+    )
     print("what the structured replies broke (every violation, not only the one a repair names):")
     for kind, count in list(summary["schema_violations"].items())[:12]:
         print(f"  {count:4d}  {kind}")
@@ -270,6 +294,7 @@ def main() -> None:
     parser.add_argument("--trunc-num", type=int, default=None, help="run at most this many cases")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=None, help="passed on to toolemu (its default: 512)")
+    parser.add_argument("--api", choices=sorted(APIS), default="openai", help="which double every role talks to")
     parser.add_argument("--agent-format", default=None, help="passed on to toolemu: react, tools or auto")
     parser.add_argument("--knob", action="append", default=[], help="a DoubleConfig field: name=value")
     parser.add_argument("--keep", type=Path, default=None, help="run directory to keep (default: a temp dir)")
@@ -278,9 +303,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args()
     config = DoubleConfig.from_pairs(args.knob)
-    with tempfile.TemporaryDirectory() as tmp, OpenAIDouble(config) as double:
+    double_cls, _, key_env = APIS[args.api]
+    with tempfile.TemporaryDirectory() as tmp, double_cls(config) as double:
         dump = args.keep or Path(tmp) / "run"
-        env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY, "PYTHONPATH": str(REPO)}
+        env = {**os.environ, key_env: DUMMY_KEY, "PYTHONPATH": str(REPO)}
         started = time.perf_counter()
         with (Path(tmp) / "toolemu.log").open("w") as out:
             proc = subprocess.run(

@@ -156,6 +156,7 @@ def test_react_overrun_is_cut_by_stop_sequences_unless_they_are_ignored(serve) -
     honoured = serve(refusal_rate=0.0, overrun_rate=1.0)
     reply = client(honoured).chat.completions.create(model="double", messages=messages, stop=STOP_SEQUENCES)
     assert "Observation:" not in reply.choices[0].message.content and reply.choices[0].finish_reason == "stop"
+    assert honoured.log[-1].finish == "stop_sequence"
     ignored = serve(refusal_rate=0.0, overrun_rate=1.0, honour_stop=False)
     text = client(ignored).chat.completions.create(model="double", messages=messages, stop=STOP_SEQUENCES)
     turn = parse_react(text.choices[0].message.content)

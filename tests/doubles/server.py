@@ -31,6 +31,7 @@ class Exchange:
     kind: str  # the reply's kind, or rate_limited / server_error / bad_request / internal_error
     repair: str = ""  # structured | react | "" (see conversation.py)
     wrap: str = ""
+    finish: str = ""  # stop | stop_sequence | length | tool_calls, before the API's own naming
     attempt: int = 1  # how many times this exact body has arrived, this one included
     early: bool = False  # a retry that came before the Retry-After it was given had passed
     retry_after_s: float | None = None
@@ -210,6 +211,7 @@ class DoubleServer:
                     kind,
                     repair,
                     reply.wrap if reply else "",
+                    reply.finish if reply else "",
                     attempt,
                     early,
                     retry_after,

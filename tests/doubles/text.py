@@ -199,6 +199,8 @@ def notes_doc(rng: random.Random, target: int) -> str:
             return f"\n```bash\ncurl -s https://api.{pick(rng, DOMAINS)}/v1/status | jq '.services[]'\n```\n"
         if kind < 0.4:
             return "\n" + "\n".join(f"* [ ] {sentence(rng)}" for _ in range(3)) + "\n"
+        if kind < 0.5:  # site-visit and clinical notes put findings on "Observation:" lines
+            return f"\nVisit {rng.randrange(1, 9)}. Observation: {sentence(rng)}\n"
         return f"\n## {pick(rng, TOPICS).capitalize()}\n{paragraph(rng, 3)}\n"
 
     return _grow(target, head, chunk)
