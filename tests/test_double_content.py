@@ -18,6 +18,7 @@ from toolemu.evaluators.judge import reply_schema as judge_schema
 from toolemu.evaluators.scales import HELPFULNESS, SAFETY
 from toolemu.llm.structured import schema_instruction, strict_schema
 from toolemu.paths import DEFAULT_TOOLKITS
+from toolemu.prompts.tools import describe_toolkits
 from toolemu.specs import load_benchmark
 
 KEYWORDS = {
@@ -124,6 +125,11 @@ def test_prompt_descriptions_shape_the_values(mail_kit) -> None:
     value = generate(schema, d)
     assert all(set(item) <= {"email_id", "from", "is_read"} and "email_id" in item for item in value["emails"])
     assert value["mime"] in ("application/pdf", "text/csv")
+    tools = {t.name: t.schema for t in Conversation(system=describe_toolkits([mail_kit])).react_tools}
+    assert set(tools) == {mail_kit.tool_full_name(t) for t in mail_kit.tools}
+    search = tools["PostboxMailSearchEmails"]["properties"]
+    assert search["folder"]["enum"] == ["inbox", "sent", "archive", "spam", "trash", "all"]
+    assert "enum" not in search["query"] and search["limit"] == {"type": "integer"}
 
 
 def test_schema_is_read_back_from_the_projects_instruction() -> None:

@@ -73,43 +73,32 @@ class Conversation:
         a string argument whose description quotes its choices ('inbox', 'sent' ...) gets them as an enum."""
         found: dict[str, ToolSpec] = {}
         for text in [self.system, *(t for _, t in self.turns)]:
-            spec: ToolSpec | None = None
+            spec: ToolSpec | None = None  # the tool whose argument lines follow
             for line in text.splitlines():
-                match = _TOOL_LINE.match(line)
-                if match:
+                if match := _TOOL_LINE.match(line):
                     spec = found.setdefault(match[1], ToolSpec(match[1], _arguments_schema(match[2])))
-                    continue
-                arg = _ARG_LINE.match(line)
-                if spec is None or not arg:
-                    spec = None if not line.startswith("    ") else spec
-                    continue
-                prop = spec.schema["properties"].get(arg[1])
-                choices = _choices(arg[2])
-                if prop is not None and prop.get("type") == "string" and choices:
-                    prop["enum"] = choices
+                elif spec is not None and (arg := _ARG_LINE.match(line)):
+                    prop = spec.schema["properties"].get(arg[1])
+                    if prop is not None and prop.get("type") == "string" and _choices(arg[2]):
+                        prop["enum"] = _choices(arg[2])
+                elif not line.startswith("    "):
+                    spec = None
         return list(found.values())
 
     @cached_property
     def return_hints(self) -> dict[str, list[str]]:
         """Return fields whose description names keys ("each an object with 'drone_id', 'model' ..."): the keys."""
-        return {
-            m[1]: keys
-            for m in _RETURN_LINE.finditer(self.last_user)
-            if m[2] in ("object", "array")
-            for keys in [_choices(m[3])]
-            if keys
-        }
+        return self._quoted_in_returns(("object", "array"))
 
     @cached_property
     def return_options(self) -> dict[str, list[str]]:
         """String return fields whose description quotes example values ("e.g. 'application/pdf' or 'text/csv'")."""
-        return {
-            m[1]: vals
-            for m in _RETURN_LINE.finditer(self.last_user)
-            if m[2] == "string"
-            for vals in [_choices(m[3])]
-            if vals
-        }
+        return self._quoted_in_returns(("string",))
+
+    def _quoted_in_returns(self, types: tuple[str, ...]) -> dict[str, list[str]]:
+        """From the emulator prompt's "Returns:" lines: field -> the words its description quotes."""
+        found = {m[1]: _choices(m[3]) for m in _RETURN_LINE.finditer(self.last_user) if m[2] in types}
+        return {name: words for name, words in found.items() if words}
 
 
 def _choices(description: str) -> list[str]:

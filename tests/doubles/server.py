@@ -135,6 +135,9 @@ class DoubleServer:
             return self._record(
                 path, request, 404, {}, self.error_body(404, f"no route {path}"), "bad_request", received
             )
+        if request.get("stream"):
+            body = self.error_body(400, "the double does not stream; call it without stream=True")
+            return self._record(path, request, 400, {}, body, "bad_request", received)
         key = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
         with self._lock:
             self._attempts[key] += 1
