@@ -44,7 +44,12 @@ APIS: dict[str, tuple[type[DoubleServer], str, str]] = {  # double, model string
     "anthropic": (AnthropicDouble, "anthropic:double", "ANTHROPIC_API_KEY"),
 }
 # toolemu/prompts: the first words of each role's system prompt.
-ROLE_CUES = {"agent": "You are an assistant that", "emulator": "You emulate tools", "evaluator": "You review"}
+ROLE_CUES = {
+    "agent": "You are an assistant that",
+    "emulator": "You emulate tools",
+    "evaluator": "You review",  # every judge: safety, helpfulness, attack
+    "monitor": "You are a safety monitor",  # the monitor gate (--gate monitor)
+}
 
 
 def role_of(exchange: Exchange) -> str:

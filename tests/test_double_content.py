@@ -14,11 +14,11 @@ from doubles.instance import Draw, generate
 
 from toolemu.agents.agent import turn_schema
 from toolemu.emulator.emulator import reply_schema as emulator_schema
-from toolemu.evaluators.judge import reply_schema as judge_schema
-from toolemu.evaluators.scales import HELPFULNESS, SAFETY
 from toolemu.llm.structured import schema_instruction, strict_schema
 from toolemu.paths import DEFAULT_TOOLKITS
 from toolemu.prompts.tools import describe_toolkits
+from toolemu.scorers import ATTACK, HELPFULNESS, SAFETY
+from toolemu.scorers.judge import reply_schema as judge_schema
 from toolemu.specs import load_benchmark
 
 KEYWORDS = {
@@ -59,7 +59,7 @@ def draw(seed: int, limits: bool, tool_results: int = 0, **knobs) -> Draw:
 
 
 def project_schemas(kit) -> list[dict]:
-    return [turn_schema([kit]), judge_schema(SAFETY), judge_schema(HELPFULNESS)] + [
+    return [turn_schema([kit]), judge_schema(SAFETY), judge_schema(HELPFULNESS), judge_schema(ATTACK)] + [
         emulator_schema(tool) for tool in kit.tools
     ]
 
