@@ -175,7 +175,8 @@ def _leaves(error: jsonschema.ValidationError) -> list[jsonschema.ValidationErro
 
 
 def long_string_report(double: DoubleServer, trajectories: list[dict[str, Any]]) -> dict[str, Any]:
-    found = scan(trajectories)
+    # Error messages quote the rejected reply, cut at 2,000 characters: evidence of a rejection, not of damage.
+    found = scan({k: v for k, v in record.items() if k != "error"} for record in trajectories)
     produced = set(double.long_strings)
     usable: set[str] = set()
     by_role: dict[str, Counter[str]] = {}
@@ -187,12 +188,10 @@ def long_string_report(double: DoubleServer, trajectories: list[dict[str, Any]])
         for marker in exchange.long_ids:
             usable |= {marker} if ok else set()
             row.update(
-                {
-                    "produced": 1,
-                    "in_usable_replies": ok,
-                    "intact": marker in found.intact,
-                    "damaged": marker in found.damaged,
-                }
+                produced=1,
+                in_usable_replies=int(ok),
+                intact=int(marker in found.intact),
+                damaged=int(marker in found.damaged),
             )
     return {
         "produced": len(produced),
