@@ -225,8 +225,10 @@ def test_project_model_layer_repairs_are_seen_and_counted(serve, monkeypatch) ->
         "required": ["body"],
         "additionalProperties": False,
     }
-    double = serve(refusal_rate=0.0, heed_repairs=True, rate_limit_rate=0.5, retry_after_s=0.01)
-    options = ModelOptions(model="openai:double", base_url=double.base_url, structured="prompt", max_tokens=4000)
+    double = serve(refusal_rate=0.0, heed_repairs=True, rate_limit_rate=0.3, retry_after_s=0.01)
+    options = ModelOptions(
+        model="openai:double", base_url=double.base_url, structured="prompt", max_tokens=4000, max_attempts=8
+    )
     reply = ModelHub({"default": options}).model("emulator").complete([user("Write the email.")], schema=capped)
     assert reply.attempts == 2 and len(reply.value["body"]) <= 300
     answered = double.exchanges(status=200)
