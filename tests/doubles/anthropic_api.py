@@ -1,0 +1,92 @@
+"""The Anthropic double: POST /v1/messages, as langchain_anthropic.ChatAnthropic(base_url=...) calls it."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import Any
+
+from doubles.behaviour import Reply, tokens
+from doubles.conversation import Conversation, ToolSpec, schema_in_text, text_of
+from doubles.server import DoubleServer
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    503: "overloaded_error",
+    529: "overloaded_error",
+}
+
+
+class AnthropicDouble(DoubleServer):
+    api = "anthropic"
+    chat_path = "/v1/messages"
+    call_id_prefix = "toolu_"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"  # the SDK adds /v1/messages
+
+    def read(self, request: dict[str, Any]) -> Conversation:
+        conv = Conversation(model=str(request.get("model", "")), system=text_of(request.get("system")))
+        for message in request.get("messages") or []:
+            role, content = message.get("role", "user"), message.get("content")
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": text_of(content)}]
+            text = []
+            for block in blocks:
+                kind = block.get("type") if isinstance(block, dict) else "text"
+                if kind == "tool_result":
+                    conv.turns.append(("tool", text_of(block.get("content"))))
+                elif kind == "text":
+                    text.append(text_of([block]))
+            if text:
+                conv.turns.append((role, "".join(text)))
+        for tool in request.get("tools") or []:
+            if "input_schema" in tool:  # server tools (web search ...) have none: not ours to call
+                conv.tools.append(ToolSpec(tool["name"], tool["input_schema"], tool.get("description", "")))
+        choice = request.get("tool_choice") or {"type": "auto"}
+        kind = choice.get("type", "auto")
+        conv.tool_choice = {"any": "required", "none": "none"}.get(kind, "auto")
+        if kind == "tool":
+            conv.tool_choice = "tool:" + str(choice.get("name", ""))
+        conv.parallel = not choice.get("disable_parallel_tool_use", False)
+        output = request.get("output_format") or {}
+        if output.get("type") == "json_schema":  # structured outputs: the schema is guaranteed
+            conv.schema, conv.schema_source, conv.enforced = output.get("schema") or {}, "response_format", True
+        else:
+            found = schema_in_text(conv.last_user) or schema_in_text(conv.system)
+            if found is not None:
+                conv.schema, conv.schema_source = found, "prompt"
+        conv.stop = list(request.get("stop_sequences") or [])
+        conv.max_tokens = request.get("max_tokens")
+        conv.wants_reasoning = (request.get("thinking") or {}).get("type") == "enabled"
+        return conv
+
+    def render(self, request: dict[str, Any], conv: Conversation, reply: Reply, reply_id: str) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if reply.reasoning:
+            signature = base64.b64encode(hashlib.sha256(reply.reasoning.encode()).digest()).decode()
+            content.append({"type": "thinking", "thinking": reply.reasoning, "signature": signature})
+        if reply.text and reply.kind != "forced_tool":
+            content.append({"type": "text", "text": reply.text})
+        for call in reply.tool_calls:
+            content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.args})
+        stop_reason = {"tool_calls": "tool_use", "length": "max_tokens", "stop_sequence": "stop_sequence"}
+        return {
+            "id": f"msg_{reply_id}",
+            "type": "message",
+            "role": "assistant",
+            "model": conv.model or "double",
+            "content": content,
+            "stop_reason": stop_reason.get(reply.finish, "end_turn"),
+            "stop_sequence": reply.stop_sequence,
+            "usage": {
+                "input_tokens": tokens(conv.prompt_chars, self.config),
+                "output_tokens": tokens(reply.completion_chars(), self.config),
+            },
+        }
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
