@@ -137,7 +137,9 @@ def deny_deletes(call: CallView) -> GateDecision | None:
 
 
 def test_python_gates_by_import_path() -> None:
-    assert build_gate("test_gates:CountingGate").name == "counting"
+    counting = build_gate("test_gates:CountingGate")
+    assert isinstance(counting, CountingGate)  # the class was instantiated
+    assert counting.pre_call(view("NoteVaultReadNote", {"note_id": "n1"})) is None
     fn = build_gate("test_gates:deny_deletes")
     decision = fn.pre_call(view("NoteVaultDeleteNote", {"note_id": "n1"}))
     assert decision.action == "deny"

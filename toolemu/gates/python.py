@@ -29,10 +29,10 @@ def load_python_gate(spec: str, hub: ModelHub | None = None) -> Gate:
         target = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError, ValueError) as exc:
         raise InputError.single("command line", f"cannot import gate {spec!r}: {exc}", field="--gate") from None
-    if isinstance(target, Gate):
-        return target
-    if inspect.isclass(target):
+    if inspect.isclass(target):  # first: a class has the protocol's attributes too
         gate = target()
+    elif isinstance(target, Gate):
+        return target
     elif callable(target) and len(inspect.signature(target).parameters) == 0:
         gate = target()  # a factory
     elif callable(target):

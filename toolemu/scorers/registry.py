@@ -4,6 +4,7 @@ an outside scorer registers with the same decorator, or is named by import path 
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 
 from toolemu.errors import InputError
@@ -38,7 +39,8 @@ def _from_import_path(spec: str) -> Scorer:
         target = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise InputError.single("command line", f"cannot import scorer {spec!r}: {exc}", field="--scorer") from None
-    scorer = target() if callable(target) and not isinstance(target, Scorer) else target
+    # A class or a factory is called; an instance is used as it is (a class would pass the protocol check too).
+    scorer = target() if inspect.isclass(target) or (callable(target) and not isinstance(target, Scorer)) else target
     if not isinstance(scorer, Scorer):
         raise InputError.single("command line", f"{spec!r} is not a scorer (info, applies, score)", field="--scorer")
     _INFOS.setdefault(scorer.info.name, scorer.info)
