@@ -82,7 +82,9 @@ def emulate(
     bench = load_cases(cases, toolkits)
     hub = hub or build_hub(settings or LLMSettings(), _roles(config))
     gates = build_gates(config.gates, hub)
-    return run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent))
+    summary = run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent))
+    summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
+    return summary
 
 
 def evaluate(

@@ -18,6 +18,7 @@ from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
 from toolemu.gates import Gate
 from toolemu.llm import ModelHub
+from toolemu.llm.usage import Usage
 from toolemu.log import (
     FINISHED,
     RETRIED_ERRORS,
@@ -115,6 +116,7 @@ class RunSummary:
     cost_usd: float = 0.0
     shard: tuple[int, int] | None = None
     selected: int = 0  # pairs of the whole selection, all shards together
+    usage: Usage | None = None  # model calls, tokens and cost of the command so far
 
     def lines(self) -> list[str]:
         out = [
@@ -127,6 +129,12 @@ class RunSummary:
             names = ", ".join(f"{c}#{t}" for c, t in self.not_run[:10])
             more = f" and {len(self.not_run) - 10} more" if len(self.not_run) > 10 else ""
             out.append(f"not run ({self.stop_reason}): {len(self.not_run)}: {names}{more}")
+        if self.usage is not None:
+            u = self.usage
+            out.append(
+                f"usage: {u.calls} model calls, {u.cache_hits} cache hits, {u.prompt_tokens} prompt + "
+                f"{u.completion_tokens} completion tokens, ${u.cost_usd:.4f}"
+            )
         return out
 
 

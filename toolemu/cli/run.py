@@ -120,33 +120,21 @@ def print_emulation(summary: RunSummary) -> None:
         typer.echo(line)
 
 
-def _usage_line(settings_hub_usage: Any) -> str:
-    u = settings_hub_usage
-    return (
-        f"usage: {u.calls} model calls, {u.cache_hits} cache hits, {u.prompt_tokens} prompt + "
-        f"{u.completion_tokens} completion tokens, ${u.cost_usd:.4f}"
-    )
-
-
 @o.with_options(EMULATE, BATCH, o.model_group(512))
 def emulate(*, run_flags: dict[str, Any], batch_flags: dict[str, Any], model_flags: dict[str, Any]) -> RunSummary:
     """Run agents against emulated toolkits and write one trajectory per (case, trial)."""
     settings, config, dump_dir, _ = plan_emulation(run_flags, batch_flags, model_flags)
     confirm_paid(settings, ("agent", "emulator"), run_flags["auto"])
-    from toolemu.llm import build_hub
-
-    hub = build_hub(settings, api._roles(config))
     summary = api.emulate(
         dump_dir=dump_dir,
+        settings=settings,
         config=config,
         cases=run_flags["input_path"],
         toolkits=batch_flags["toolkits_path"],
         agent=run_flags["agent"],
-        hub=hub,
         show_progress=not batch_flags["no_progress"],
     )
     print_emulation(summary)
-    typer.echo(_usage_line(hub.tracker.total()))
     if summary.stop_reason == "interrupted":
         typer.echo("interrupted: what finished is kept; run the same command again to resume", err=True)
         raise typer.Exit(130)
