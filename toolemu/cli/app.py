@@ -13,6 +13,7 @@ import typer
 from toolemu.cli import options as o
 from toolemu.cli import run as run_module
 from toolemu.cli.check import check
+from toolemu.cli.docs import docs
 from toolemu.cli.evaluate import evaluate
 from toolemu.cli.generate import generate_app
 from toolemu.cli.merge import merge
@@ -118,6 +119,7 @@ app.command("report")(report)
 app.command("view")(view)
 app.command("run")(run_module.run)
 app.command("check")(check)
+app.command("docs")(docs)
 
 
 def main() -> None:

@@ -1,0 +1,57 @@
+"""`toolemu docs` as a library call: load the specs, resolve the catalog, write the page (and OpenAPI files)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolemu.docs.catalog import Catalog, build_catalog
+from toolemu.docs.html import render_docs
+from toolemu.docs.openapi import check_names, openapi_document
+from toolemu.errors import InputError
+from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS, DUMPS
+from toolemu.specs.load import load_benchmark
+
+DOCS_DIR = DUMPS / "docs"
+INDEX_HTML = "index.html"
+OPENAPI_DIR = "openapi"
+
+
+@dataclass
+class DocsResult:
+    catalog: Catalog
+    page: Path
+    openapi: list[Path] = field(default_factory=list)
+
+
+def load_catalog(toolkits: Sequence[Path] | None = None, cases: Sequence[Path] | None = None) -> Catalog:
+    """The given toolkit and case files (or the shipped ones), resolved for the page."""
+    toolkit_paths, case_paths = list(toolkits or [DEFAULT_TOOLKITS]), list(cases or [DEFAULT_CASES])
+    kits = load_benchmark(toolkit_paths).toolkits
+    bench = load_benchmark(case_paths, known_toolkits=kits)
+    return build_catalog(bench, [*toolkit_paths, *case_paths])
+
+
+def write_docs(catalog: Catalog, out: Path = DOCS_DIR, openapi: bool = False) -> DocsResult:
+    """Write out/index.html and, with `openapi`, out/openapi/<Toolkit>.json; nothing is written if a name is bad."""
+    kits = [entry.toolkit for entry in catalog.entries]
+    if openapi:
+        check_names(kits)
+    if out.exists() and not out.is_dir():
+        raise InputError.single(out, "expected a directory to write the docs into, but it is a file")
+    result = DocsResult(catalog=catalog, page=out / INDEX_HTML)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        result.page.write_text(render_docs(catalog), encoding="utf-8")
+        if openapi:
+            (out / OPENAPI_DIR).mkdir(exist_ok=True)
+            for kit in kits:
+                path = out / OPENAPI_DIR / f"{kit.toolkit}.json"
+                text = json.dumps(openapi_document(kit), indent=2, ensure_ascii=False)
+                path.write_text(text + "\n", encoding="utf-8")
+                result.openapi.append(path)
+    except OSError as exc:
+        raise InputError.single(exc.filename or out, f"cannot be written: {exc.strerror or exc}") from None
+    return result
