@@ -46,6 +46,7 @@ def test_a_built_package_carries_the_benchmark_and_finds_it(tmp_path: Path) -> N
     assert build.returncode == 0, build.stderr
     assert _files(lib / "toolemu" / "assets") == _files(REPO / "assets")
     assert (lib / "toolemu" / "reporting" / "static" / "report.js").is_file()
+    assert (lib / "toolemu" / "docs" / "static" / "docs.js").is_file()
 
     # Installed layout, run from elsewhere: the defaults come from the package, not from a checkout.
     elsewhere = tmp_path / "elsewhere"
