@@ -374,6 +374,16 @@ def test_docs_command_bad_input_is_one_line_and_exit_2(run_cli, tmp_path: Path, 
     assert run_cli("docs", "--out", out, *specs).code == 0
 
 
+def test_docs_of_other_toolkits_alone_list_no_shipped_cases(run_cli, tmp_path: Path) -> None:
+    fixtures = REPO / "tests" / "fixtures"
+    result = run_cli("docs", "--out", tmp_path, "--toolkits-path", fixtures / "toolemu_toolkits.json")
+    assert result.code == 0, result.err
+    assert "(2 toolkits, 3 tools, 0 cases)" in result.out
+    both = ["--toolkits-path", fixtures / "toolemu_toolkits.json", "--input-path", fixtures / "toolemu_cases.json"]
+    result = run_cli("docs", "--out", tmp_path, *both)
+    assert result.code == 0 and "(2 toolkits, 3 tools, 2 cases)" in result.out, result.err
+
+
 def test_docs_serve_prints_a_loopback_address(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import toolemu.cli.docs as cli_docs
 

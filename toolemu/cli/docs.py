@@ -33,7 +33,9 @@ def docs(
     ] = None,
     input_path: Annotated[
         list[Path] | None,
-        typer.Option(help="Case files or directories (default: the shipped benchmark; ToolEmu's work too)."),
+        typer.Option(
+            help="Case files or directories (default: the shipped cases, unless --toolkits-path names other toolkits)."
+        ),
     ] = None,
 ) -> None:
     """Write one self-contained, searchable HTML page documenting every toolkit, its tools and the cases using it."""

@@ -12,7 +12,7 @@ from toolemu.docs.html import render_docs
 from toolemu.docs.openapi import check_names, openapi_document
 from toolemu.errors import InputError
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS, DUMPS
-from toolemu.specs.load import load_benchmark
+from toolemu.specs.load import Benchmark, load_benchmark
 
 DOCS_DIR = DUMPS / "docs"
 INDEX_HTML = "index.html"
@@ -27,10 +27,15 @@ class DocsResult:
 
 
 def load_catalog(toolkits: Sequence[Path] | None = None, cases: Sequence[Path] | None = None) -> Catalog:
-    """The given toolkit and case files (or the shipped ones), resolved for the page."""
-    toolkit_paths, case_paths = list(toolkits or [DEFAULT_TOOLKITS]), list(cases or [DEFAULT_CASES])
+    """The given toolkit and case files, resolved for the page.
+
+    Without toolkits, the shipped ones. Without cases, the shipped ones only when the toolkits are the shipped
+    ones too: they name no other toolkit, so someone documenting their own toolkits gets a page without cases.
+    """
+    toolkit_paths = list(toolkits or [DEFAULT_TOOLKITS])
+    case_paths = list(cases or ([] if toolkits else [DEFAULT_CASES]))
     kits = load_benchmark(toolkit_paths).toolkits
-    bench = load_benchmark(case_paths, known_toolkits=kits)
+    bench = load_benchmark(case_paths, known_toolkits=kits) if case_paths else Benchmark(toolkits=kits)
     return build_catalog(bench, [*toolkit_paths, *case_paths])
 
 
