@@ -31,7 +31,7 @@ def test_one_case_end_to_end_on_the_embedded_model(run_cli, tmp_path, monkeypatc
     assert record["case_name"] == "comms_email_purge_promotions"
     assert record["models"]["agent"]["model"] == "local" and record["models"]["emulator"]["model"] == "local"
     # Schema-constrained decoding makes every turn and observation parse, even on a 135M model.
-    assert record["status"] in ("final_answer", "max_iterations"), record["error"]
+    assert record["status"] in ("final_answer", "max_iterations"), record.get("error")
     for step in record["steps"]:
         assert step["observation"] and isinstance(json.loads(step["observation"]), dict)
         assert step["tool"].startswith("PostboxMail")

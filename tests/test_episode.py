@@ -30,9 +30,11 @@ def test_action_then_final_answer_makes_a_toolemu_compatible_record() -> None:
     assert traj.status == "final_answer" and traj.output == "Your note says milk, eggs."
     assert len(traj.steps) == 1 and traj.steps[0].observation == '{"content": "milk, eggs"}'
     assert traj.steps[0].emulator_thought == "World is consistent."
-    [[action, obs]] = traj.intermediate_steps
+    [[action, obs], finish] = traj.intermediate_steps
     assert action[0] == "NoteVaultReadNote" and json.loads(action[1]) == {"note_id": "n1"}
     assert obs[0] == '{"content": "milk, eggs"}'
+    # ToolEmu's last entry: the AgentFinish as [return_values, log], with an empty observation.
+    assert finish == [[{"output": "Your note says milk, eggs."}, "Final Answer: Your note says milk, eggs."], ""]
     assert traj.input == NOTES_CASE.user_instruction and traj.case["name"] == "fixture_0"
     assert traj.risky_outcome == NOTES_CASE.potential_risky_outcomes  # adversarial by default
     # The second agent turn sees the observation, never the emulator's hidden thought.

@@ -15,7 +15,7 @@ from conftest import REPO
 from engine_helpers import bench, final, hub_with, observation, react
 
 from toolemu.llm import Budget, ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
-from toolemu.log import RETRIED_ERRORS, TRAJECTORIES, read_jsonl
+from toolemu.log import RETRIED_ERRORS, TRAJECTORIES, read_jsonl, read_run
 from toolemu.runner import RunConfig, run_cases, select_cases
 
 
@@ -186,4 +186,6 @@ def test_toolemu_format_files_run_unmodified(run_cli, tmp_path) -> None:
     assert result.code == 0, result.err
     records = read_jsonl(tmp_path / TRAJECTORIES)
     assert [r["case_idx"] for r in records] == [0, 1]
-    assert records[1]["case"]["a_future_key"] == [1, 2, 3]  # unknown keys travel with the case
+    # Unknown keys travel with the case: beside ToolEmu's keys on disk, merged back into it when read.
+    assert records[1]["case_extra"]["a_future_key"] == [1, 2, 3] and "a_future_key" not in records[1]["case"]
+    assert read_run(tmp_path).trajectories[1].case["a_future_key"] == [1, 2, 3]

@@ -134,7 +134,7 @@ def build_trajectory(
     return Trajectory(
         input=case.user_instruction,
         output=output,
-        intermediate_steps=toolemu_intermediate_steps(state.steps),
+        intermediate_steps=toolemu_intermediate_steps(state.steps, status, output),
         case=case.to_json(),
         case_idx=state.case_idx,
         run_id=config.run_id,

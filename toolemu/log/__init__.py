@@ -8,12 +8,14 @@ for episode in run.episodes()[0]:
 
 from toolemu.log.evaluation import EvalStatus, Evaluation, Sample, Score, ScoreStatus
 from toolemu.log.jsonl import JsonlWriter, read_jsonl, rewrite_jsonl, scan_jsonl, write_json_atomic
-from toolemu.log.layout import RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunFiles, eval_path, run_files
+from toolemu.log.layout import RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunFiles, eval_path, run_files, runs_in
 from toolemu.log.meta import RunMeta, read_meta, write_meta
 from toolemu.log.read import Episode, RunLog, read_evaluations, read_run, read_trajectories
 from toolemu.log.records import (
     FINISHED,
     MAX_ITERATIONS_OUTPUT,
+    TOKEN_LIMIT_OUTPUT,
+    TOOLEMU_CASE_KEYS,
     CaseView,
     EpisodeError,
     GateAction,
@@ -34,6 +36,8 @@ __all__ = [
     "MAX_ITERATIONS_OUTPUT",
     "RETRIED_ERRORS",
     "RUN_FILE",
+    "TOKEN_LIMIT_OUTPUT",
+    "TOOLEMU_CASE_KEYS",
     "TRAJECTORIES",
     "CaseView",
     "Episode",
@@ -65,6 +69,7 @@ __all__ = [
     "read_trajectories",
     "rewrite_jsonl",
     "run_files",
+    "runs_in",
     "scan_jsonl",
     "toolemu_intermediate_steps",
     "write_json_atomic",

@@ -92,6 +92,8 @@ class Evaluation(BaseModel):
         data = self.model_dump(mode="json", by_alias=True)
         if data["eval_scores"] is None:
             del data["eval_scores"]
+        if data["error"] is None:
+            del data["error"]  # ToolEmu's records have an `error` key only when the judgement failed
         return data
 
     def value_of(self, metric: str) -> float | None:

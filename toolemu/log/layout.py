@@ -5,7 +5,7 @@
     <run>/trajectories.errors.jsonl         failed attempts a resume re-ran, kept
     <run>/trajectories_eval_<type>.jsonl    one Evaluation per trajectory and scorer (ToolEmu's naming)
 
-A ToolEmu dump is `<prefix>.jsonl` with `<prefix>_eval_<type>.jsonl` beside it.
+A ToolEmu dump is `<prefix>.jsonl` with `<prefix>_eval_<type>.jsonl` beside it; a folder may hold several.
 """
 
 from __future__ import annotations
@@ -65,6 +65,27 @@ class RunFiles:
 def eval_path(trajectories: Path, eval_type: str) -> Path:
     """ToolEmu's naming: <trajectories stem>_eval_<eval_type>.jsonl beside the trajectories."""
     return trajectories.with_name(f"{trajectories.stem}{EVAL_INFIX}{eval_type}.jsonl")
+
+
+def toolemu_dumps_in(directory: Path) -> list[Path]:
+    """The ToolEmu dumps in a folder: every `<prefix>.jsonl` that is neither another dump's eval file
+    (`<other prefix>_eval_<type>.jsonl`) nor an errors file."""
+    files = sorted(p for p in directory.glob("*.jsonl") if p.is_file() and not p.name.endswith(".errors.jsonl"))
+    stems = {p.stem for p in files}
+    return [p for p in files if not any(p.stem.startswith(stem + EVAL_INFIX) for stem in stems if stem != p.stem)]
+
+
+def runs_in(path: Path) -> list[Path]:
+    """What one path names for a report: a run directory or a trajectory file is one run; a folder of ToolEmu dumps
+    (no trajectories.jsonl of ours) is one run per dump."""
+    if path.is_dir() and not (path / TRAJECTORIES).is_file():
+        dumps = toolemu_dumps_in(path)
+        if dumps:
+            return dumps
+        raise InputError.single(
+            path, "expected a run directory holding trajectories.jsonl, a folder of ToolEmu dumps, or a .jsonl file"
+        )
+    return [path]
 
 
 def run_files(path: Path) -> RunFiles:

@@ -19,7 +19,7 @@ from toolemu.log.jsonl import scan_jsonl
 from toolemu.log.layout import RunFiles, run_files
 from toolemu.log.meta import RunMeta, read_meta
 from toolemu.log.records import Trajectory
-from toolemu.log.toolemu_format import is_ours, upgrade_evaluation, upgrade_trajectory
+from toolemu.log.toolemu_format import eval_positions, is_ours, upgrade_evaluation, upgrade_trajectory
 
 Scrub = Callable[[str], str] | None
 JoinKey = tuple[str, int, str] | int
@@ -96,14 +96,29 @@ class RunLog:
             return item.key
         return (item.case_name, item.trial, item.started_at)
 
+    def eval_keys(self, evaluations: list[Evaluation]) -> tuple[list[JoinKey], int]:
+        """Each evaluation's join key, and the number of concatenated shards a ToolEmu eval file was read as."""
+        if self.format == "toolemu":
+            positions, shards = eval_positions([ev.eval_id for ev in evaluations], len(self.trajectories))
+            return list(positions), shards
+        return [self.join_key(ev, position) for position, ev in enumerate(evaluations)], 1
+
     def episodes(self) -> tuple[list[Episode], list[str]]:
-        """Each trajectory with its evaluations, and a note for evaluations that match no trajectory."""
+        """Each trajectory with every evaluation line that judged it (replicates included), and a note for
+        evaluations that match no trajectory."""
         index: dict[str, dict[JoinKey, list[Evaluation]]] = {}
+        notes = []
         for eval_type, evaluations in self.evaluations.items():
             by_key: dict[JoinKey, list[Evaluation]] = {}
-            for position, ev in enumerate(evaluations):
-                by_key.setdefault(self.join_key(ev, position), []).append(ev)
+            keys, shards = self.eval_keys(evaluations)
+            for key, ev in zip(keys, evaluations, strict=True):
+                by_key.setdefault(key, []).append(ev)
             index[eval_type] = by_key
+            if shards > 1:
+                notes.append(
+                    f"{self.files.eval_file(eval_type).name}: eval_ids restart at 0 {shards - 1} times; read as "
+                    f"{shards} concatenated shards of {self.files.trajectories.name}"
+                )
         episodes, used = [], {t: set() for t in index}
         for position, traj in enumerate(self.trajectories):
             key = self.join_key(traj, position)
@@ -113,13 +128,12 @@ class RunLog:
                     ep.evaluations[eval_type] = by_key[key]
                     used[eval_type].add(key)
             episodes.append(ep)
-        notes = []
         for eval_type, by_key in index.items():
             orphans = sum(len(v) for k, v in by_key.items() if k not in used[eval_type])
             if orphans:
                 notes.append(
                     f"{self.files.eval_file(eval_type).name}: {orphans} evaluations match no trajectory in "
-                    f"{self.files.trajectories.name}"
+                    f"{self.files.trajectories.name} (left out of the statistics)"
                 )
         return episodes, notes
 

@@ -10,13 +10,25 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from toolemu import SCHEMA_VERSION
 
-Status = Literal["final_answer", "quit", "max_iterations", "error"]
-FINISHED: tuple[Status, ...] = ("final_answer", "quit", "max_iterations")
+# token_limit: ToolEmu stopped the agent when its context ran out; it never gave a final answer.
+Status = Literal["final_answer", "quit", "max_iterations", "token_limit", "error"]
+FINISHED: tuple[Status, ...] = ("final_answer", "quit", "max_iterations", "token_limit")
 MAX_ITERATIONS_OUTPUT = "Agent stopped: max iterations reached"  # LangChain's and so ToolEmu's wording
+TOKEN_LIMIT_OUTPUT = "Agent stopped: token limit exceeded"  # ToolEmu's wording
+# The case keys ToolEmu's own code reads (its case_to_input_dict fails on any other); ours go to `case_extra`.
+TOOLEMU_CASE_KEYS = (
+    "name",
+    "Toolkits",
+    "User Instruction",
+    "Underspecifications",
+    "Expected Achievements",
+    "Potential Risky Outcomes",
+    "Potential Risky Actions",
+)
 GateAction = Literal["allow", "warn", "deny"]
 GatePhase = Literal["pre_call", "post_call"]
 
@@ -170,6 +182,16 @@ class Trajectory(BaseModel):
     started_at: str = ""
     finished_at: str = ""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_case_extra(cls, data: Any) -> Any:
+        """On disk our case keys sit beside ToolEmu's in `case_extra`; in memory `case` holds them all."""
+        if isinstance(data, dict) and isinstance(data.get("case_extra"), dict):
+            data = dict(data)
+            extra = data.pop("case_extra")
+            data["case"] = {**(data.get("case") if isinstance(data.get("case"), dict) else {}), **extra}
+        return data
+
     @property
     def key(self) -> tuple[str, int]:
         return (self.case_name, self.trial)
@@ -192,15 +214,52 @@ class Trajectory(BaseModel):
         return as_text((self.models.get(role) or {}).get("model"))
 
     def to_record(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """The line as written: ToolEmu's fields exactly as its own code reads them, ours beside them.
+
+        ToolEmu's evaluator refuses any record with an `error` key, so there is none when nothing failed; and its
+        case reader knows only ToolEmu's case keys, so ours (Initial State, Threat, ...) go to `case_extra`, which
+        reading merges back."""
+        data = self.model_dump(mode="json")
+        # Absent, not null, as in ToolEmu's records: `error` on success, the adversarial inputs for std_thought.
+        for key in ("error", "underspecifications", "risky_outcome", "risky_actions"):
+            if data[key] is None:
+                del data[key]
+        case = data["case"]
+        extra = {k: v for k, v in case.items() if k not in TOOLEMU_CASE_KEYS}
+        if extra:
+            data["case"] = {k: v for k, v in case.items() if k in TOOLEMU_CASE_KEYS}
+            data = _insert_after(data, "case", "case_extra", extra)
+        return data
 
 
-def toolemu_intermediate_steps(steps: list[Step]) -> list[Any]:
-    """ToolEmu's layout: [[tool, tool_input_json, agent_log], [observation, summary, emulator_log]]."""
-    return [
+def _insert_after(data: dict[str, Any], key: str, new_key: str, value: Any) -> dict[str, Any]:
+    """The dict with `new_key` placed right after `key`, so a reader sees the two together."""
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        out[k] = v
+        if k == key:
+            out[new_key] = value
+    return out
+
+
+def finish_entry(output: str, log: str) -> list[Any]:
+    """ToolEmu's last `intermediate_steps` entry: its AgentFinish, dumped as [return_values, log], with an empty
+    observation. ToolEmu's trajectory printer reads the final answer from this entry's log (after
+    "Final Answer:") and reads every entry before it as a tool call with its observation."""
+    return [[{"output": output}, log], ""]
+
+
+def toolemu_intermediate_steps(steps: list[Step], status: str | None = None, output: str = "") -> list[Any]:
+    """ToolEmu's layout: [[tool, tool_input_json, agent_log], [observation, summary, emulator_log]] per call, then,
+    for an episode that finished (not one that errored), the final-answer entry ToolEmu writes last."""
+    entries: list[Any] = [
         [
             [s.tool, s.input_text, s.agent_log],
             [s.observation, s.emulator_log_summary, s.emulator_thought],
         ]
         for s in steps
     ]
+    if status in FINISHED:
+        # The agent's text is not kept for the final turn; a log that ToolEmu reads as the same final answer is.
+        entries.append(finish_entry(output, f"Final Answer: {output}" if status in ("final_answer", "quit") else ""))
+    return entries
