@@ -31,19 +31,18 @@ TOP_REASONS = 5
 
 
 def _scores(episodes: Iterable[EpisodeView], scorer: str) -> tuple[list[float], int, int]:
-    """Values of the scored episodes, the count of failed or missing judgements (an episode that errored is
-    counted among the episode statuses instead), and the count outside the scorer's scope."""
+    """Values of every scored evaluation line (replicates each count, as in ToolEmu's reader), the count of failed
+    or missing judgements (an episode that errored is counted among the episode statuses instead), and the count
+    outside the scorer's scope."""
     values, failed, not_applicable = [], 0, 0
     for ep in episodes:
-        s = ep.scores.get(scorer)
-        if s is None:
-            continue
-        if s.scored:
-            values.append(s.value)  # type: ignore[arg-type]
-        elif s.status in ("error", "missing") and ep.status != "error":
-            failed += 1
-        elif s.status == "not_applicable":
-            not_applicable += 1
+        for s in ep.evaluation_lines(scorer):
+            if s.scored:
+                values.append(s.value)  # type: ignore[arg-type]
+            elif s.status in ("error", "missing") and ep.status != "error":
+                failed += 1
+            elif s.status == "not_applicable":
+                not_applicable += 1
     return values, failed, not_applicable
 
 

@@ -46,6 +46,7 @@ STATUS_TITLES = {
     "final_answer": "final answer",
     "quit": "quit",
     "max_iterations": "max iterations",
+    "token_limit": "token limit",
     "error": "error",
     "unknown": "unknown",
 }
@@ -174,7 +175,7 @@ def _stats_table(
     for first, _run, g in rows:
         cells = [f"<td>{first}</td>", f'<td class="num strong">{g.episodes}</td>']
         for i, s in enumerate(statuses):
-            cell = _count(g.status_counts.get(s, 0), warn=s in ("error", "quit", "max_iterations"))
+            cell = _count(g.status_counts.get(s, 0), warn=s in ("error", "quit", "max_iterations", "token_limit"))
             cells.append(cell.replace('class="num', 'class="num gstart', 1) if i == 0 else cell)
         for info in infos:
             cells += _metric_cells(info, g.metrics.get(info.name), g.episodes)
@@ -405,8 +406,10 @@ def render_html(report: Report) -> str:
         '<main class="wrap">',
         f'<section id="summary"><h2>Runs</h2>{_runs_header(report, colors)}',
         "<h3>Summary</h3>",
-        '<p class="note">Means, rates and CIs (bootstrap, 95%) are over the <em>scored</em> episodes of a run. '
-        "Episodes that ended in an error, a quit or the iteration limit are counted next to the scores; "
+        '<p class="note">Means, rates and CIs (bootstrap, 95%) are over the <em>scored</em> evaluations of a run '
+        "(one per episode; replicate judgements each count, as in ToolEmu's reader). "
+        "Episodes that ended in an error, a quit, the iteration limit or the token limit are counted next to the "
+        "scores; "
         "<em>eval failed</em> counts evaluations that errored or are missing — counted, never dropped silently. "
         "Each scorer's title gives its scale and direction.</p>",
         _summary(report, colors),

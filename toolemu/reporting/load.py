@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolemu.log import CaseView, Episode, RunLog, Score, read_run
+from toolemu.log import CaseView, Episode, RunLog, Score, read_run, runs_in
 from toolemu.reporting.model import EpisodeView, RunInfo
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
@@ -34,13 +34,17 @@ def categories_of(case: CaseView) -> list[str]:
     return sorted(c for c in found if c) or [UNCATEGORISED]
 
 
+def evaluation_scores(episode: Episode, info: MetricInfo) -> list[Score]:
+    """One Score per evaluation line that judged the episode (several: replicates)."""
+    return [ev.to_score(info.name, info.metric) for ev in episode.evaluations.get(info.eval_type) or []]
+
+
 def score_of(episode: Episode, info: MetricInfo, has_file: bool) -> Score | None:
-    """The episode's score for one scorer: pooled over replicate evaluations (mean value); None when the run
-    has no such evaluations at all."""
-    found = episode.evaluations.get(info.eval_type) or []
-    if not found:
+    """The episode's score for one scorer, for tables by episode and the trace viewer: the mean over replicate
+    evaluations; None when the run has no such evaluations at all."""
+    scores = evaluation_scores(episode, info)
+    if not scores:
         return Score(scorer=info.name, metric=info.metric, status="missing") if has_file else None
-    scores = [ev.to_score(info.name, info.metric) for ev in found]
     ok = [s for s in scores if s.scored]
     if len(scores) == 1 or not ok:
         return scores[0]
@@ -64,11 +68,13 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
     episodes = []
     for ep in joined:
         traj = ep.trajectory
-        scores = {}
+        scores, replicates = {}, {}
         for info in infos:
             score = score_of(ep, info, info.eval_type in run.evaluations or info.eval_type in ALWAYS_SHOWN)
             if score is not None:
                 scores[info.name] = score
+            if len(lines := evaluation_scores(ep, info)) > 1:
+                replicates[info.name] = lines
         episodes.append(
             EpisodeView(
                 run="",
@@ -84,6 +90,7 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
                 error=f"{traj.error.type}: {traj.error.message}" if traj.error else None,
                 steps=traj.steps,
                 scores=scores,
+                replicates=replicates,
             )
         )
     info = _run_info(path, run, label, [i.name for i in infos], notes)
@@ -113,7 +120,9 @@ def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], no
 
 
 def load_runs(paths: list[Path]) -> list[LoadedRun]:
-    """Each path one run; labels are the directory (or file) names, made unique where they clash."""
+    """Each path one run (a folder of ToolEmu dumps: one run per dump); labels are the directory (or file) names,
+    made unique where they clash."""
+    paths = [run for path in paths for run in runs_in(path)]
     runs = [load_run(p) for p in paths]
     seen: dict[str, int] = {}
     for run, path in zip(runs, paths, strict=True):

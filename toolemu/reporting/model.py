@@ -16,7 +16,7 @@ from toolemu.log import Score, Step
 from toolemu.scorers.base import MetricInfo
 
 # Episode statuses; "unknown" for ToolEmu dumps, which do not record one.
-EPISODE_STATUSES = ("final_answer", "quit", "max_iterations", "error", "unknown")
+EPISODE_STATUSES = ("final_answer", "quit", "max_iterations", "token_limit", "error", "unknown")
 GroupBy = Literal["all", "toolkit", "risk_category", "trial", "threat"]
 NO_THREAT = "(no threat)"
 ANY_THREAT = "(any threat)"
@@ -38,6 +38,16 @@ class EpisodeView(BaseModel):
     error: str | None = None
     steps: list[Step] = Field(default_factory=list)
     scores: dict[str, Score] = Field(default_factory=dict)  # by scorer name; absent: the run has no such scorer
+    # Every evaluation line, by scorer, where a trajectory was judged more than once (ToolEmu's --num-replicates):
+    # `scores` holds their mean, and the statistics pool these lines one by one, as ToolEmu's reader does.
+    replicates: dict[str, list[Score]] = Field(default_factory=dict)
+
+    def evaluation_lines(self, scorer: str) -> list[Score]:
+        """The scorer's judgements of this episode as the statistics count them: each replicate, else the one."""
+        if scorer in self.replicates:
+            return self.replicates[scorer]
+        score = self.scores.get(scorer)
+        return [score] if score is not None else []
 
     @property
     def denied_calls(self) -> int:
@@ -48,7 +58,7 @@ class MetricStats(BaseModel):
     """ToolEmu's numbers for one scorer over a group, plus CIs and the failed-evaluation count."""
 
     scorer: str
-    n: int  # scored episodes (evaluations, where replicates were pooled)
+    n: int  # scored evaluation lines: one per episode, or each replicate (pooled as ToolEmu pools them)
     mean: float | None = None
     std: float | None = None  # population std, as numpy's default
     mean_ci: tuple[float, float] | None = None  # bootstrap 95%

@@ -32,7 +32,8 @@ def status_line(g: GroupStats) -> str:
     done = c["final_answer"] + c["unknown"]
     return (
         f"{g.episodes} episodes: {done} answered, {c['quit']} quit, {c['max_iterations']} hit the step limit, "
-        f"{c['error']} errored"
+        + (f"{c['token_limit']} hit the token limit, " if c.get("token_limit") else "")
+        + f"{c['error']} errored"
     )
 
 

@@ -10,6 +10,7 @@ from toolemu.reporting.build import build_report
 from toolemu.reporting.load import load_runs
 from toolemu.reporting.model import Report
 from toolemu.reporting.tables import summary_csv
+from toolemu.reporting.unified import unified_report_name, unified_report_text
 
 REPORT_HTML = "report.html"
 
@@ -23,6 +24,8 @@ def default_out_dir(dumps: list[Path]) -> Path:
 
 
 def write_report(dumps: list[Path], out: Path | None = None) -> tuple[Report, dict[str, Path]]:
+    """Write report.json, summary.csv, report.html and one `<run>_unified_report.txt` per run; returns their
+    paths by kind (the unified reports as `unified:<run>`)."""
     from toolemu.reporting.html import render_html  # matplotlib is imported only when a page is drawn
 
     report = build_report(load_runs(dumps))
@@ -33,7 +36,15 @@ def write_report(dumps: list[Path], out: Path | None = None) -> tuple[Report, di
         out / "summary.csv": summary_csv(report),
         out / REPORT_HTML: render_html(report),
     }
+    unified: dict[str, Path] = {}
+    for run in report.runs:
+        name = unified_report_name(run.run)
+        while out / name in unified.values():  # two labels may spell the same file name
+            name = "_" + name
+        unified[run.run] = out / name
+    texts |= {path: unified_report_text(report, run) for run, path in unified.items()}
     for path, text in texts.items():
         # Loading scrubbed every record text already; this also covers names (runs, cases, toolkits).
         path.write_text(redact(text), encoding="utf-8")
-    return report, {"html": out / REPORT_HTML, "json": out / "report.json", "csv": out / "summary.csv"}
+    files = {"html": out / REPORT_HTML, "json": out / "report.json", "csv": out / "summary.csv"}
+    return report, files | {f"unified:{run}": path for run, path in unified.items()}

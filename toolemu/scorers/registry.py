@@ -67,8 +67,14 @@ def info_for_eval_type(eval_type: str) -> MetricInfo:
             return info
     base = next((i for i in _INFOS.values() if eval_type.startswith(i.eval_type + "_")), None)
     if base is not None:
+        # Shown right after its base (same order, then by name, would put it before e.g. "helpfulness").
         return base.model_copy(
-            update={"name": eval_type, "eval_type": eval_type, "title": f"{base.title} [{eval_type}]"}
+            update={
+                "name": eval_type,
+                "eval_type": eval_type,
+                "title": f"{base.title} [{eval_type}]",
+                "order": base.order + 1,
+            }
         )
     return MetricInfo(name=eval_type, metric=eval_type, eval_type=eval_type, title=eval_type)
 

@@ -13,6 +13,7 @@
     final_answer: "final answer",
     quit: "quit",
     max_iterations: "max iterations",
+    token_limit: "token limit",
     error: "error",
     unknown: "unknown",
   };

@@ -1,0 +1,78 @@
+"""A QuittingAgents-style unified report per run: `<run>_unified_report.txt`, plain text.
+
+QuittingAgents writes one such file per run with its quit rate, the reasons its agents gave for quitting, and the
+safety and helpfulness numbers; readers of that fork look for it. Ours holds the same facts, from the same report
+the other outputs are drawn from: quit reasons are the final answers of the episodes whose status is quit (the text
+after "quit:" where there is one), grouped, most frequent first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from toolemu.log.toolemu_format import quit_reason
+from toolemu.reporting.model import EPISODE_STATUSES, MetricStats, Report
+from toolemu.scorers.base import MetricInfo
+
+UNIFIED_SUFFIX = "_unified_report.txt"
+TOP_REASONS = 10
+
+
+def unified_report_name(run: str) -> str:
+    """The file name for a run's unified report; a run label may hold characters no file name should."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", run).strip("_") + UNIFIED_SUFFIX
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{part / whole * 100:.2f}%" if whole else "-"
+
+
+def _metric_lines(info: MetricInfo, m: MetricStats) -> list[str]:
+    lines = [f"== {info.eval_type}: {info.metric} ({info.name}) ==", f"  N: {m.n}"]
+    if m.n:
+        above = sum(n for value, n in m.histogram.items() if info.at_or_above(float(value)))
+        lines += [
+            f"  mean: {m.mean:.4f}",
+            f"  std: {m.std:.4f}",
+            "  histogram: " + ", ".join(f"{value}: {n}" for value, n in m.histogram.items()),
+            f"  binarized at >= {info.threshold:g}: 0: {m.n - above}, 1: {above} (rate {above / m.n:.4f})",
+        ]
+        if m.failure_incidence is not None:
+            lines.append(f"  failure incidence (<= {info.failure_max:g}): {m.failure_incidence:.4f}")
+    lines.append(f"  evaluations failed or missing: {m.eval_failed}")
+    return lines
+
+
+def unified_report_text(report: Report, run: str) -> str:
+    info = next(r for r in report.runs if r.run == run)
+    overall = report.overall(run)
+    episodes = [ep for ep in report.episodes if ep.run == run]
+    quits = [quit_reason(ep.final_answer) for ep in episodes if ep.status == "quit"]
+    lines = [
+        f"Unified report: {run}",
+        f"source: {info.source}",
+        f"agent: {info.agent or '-'}",
+        f"emulator: {info.emulator or '-'}",
+        f"evaluator: {info.evaluator or '-'}",
+        "",
+        "== Quitting ==",
+        f"  episodes: {len(episodes)}",
+        f"  quit: {len(quits)}",
+        f"  quit rate: {_percent(len(quits), len(episodes))}",
+        "  quit reasons (most frequent first):",
+    ]
+    reasons = Counter(quits).most_common()
+    lines += [f"    - {reason or '(none given)'} ({n})" for reason, n in reasons[:TOP_REASONS]]
+    if len(reasons) > TOP_REASONS:
+        lines.append(f"    ... and {len(reasons) - TOP_REASONS} more")
+    if not reasons:
+        lines.append("    (none)")
+    lines += ["", "== Episodes by status =="]
+    counts = overall.status_counts if overall else {}
+    lines += [f"  {status}: {counts.get(status, 0)}" for status in EPISODE_STATUSES]
+    for scorer in report.scorers:
+        m = overall.metrics.get(scorer.name) if overall else None
+        if m is not None:
+            lines += ["", *_metric_lines(scorer, m)]
+    return "\n".join(lines) + "\n"
