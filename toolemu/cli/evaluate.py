@@ -9,7 +9,7 @@ import typer
 
 from toolemu import api
 from toolemu.cli import options as o
-from toolemu.cli.run import settings_for
+from toolemu.cli.run import apply_common_flags, settings_for
 from toolemu.cli.run_options import BATCH, EVALUATE
 from toolemu.errors import InputError
 from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, get_scorer, registered_infos
@@ -31,12 +31,42 @@ def chosen_scorers(scorers: list[str] | None, eval_types: list[str] | None) -> l
     return list(dict.fromkeys(names)) or list(DEFAULT_SCORERS)
 
 
+def _dump(dump: Path | None, input_path: Path | None) -> Path:
+    """The run to judge: the argument, or ToolEmu's --input-path (the trajectory file); one, not both."""
+    if dump is not None and input_path is not None and dump != input_path:
+        raise InputError.single("command line", "name the run once: as the argument or as --input-path", field="DUMP")
+    found = dump or input_path
+    if found is None:
+        raise InputError.single(
+            "command line", "expected a run directory or a trajectory file (DUMP or --input-path)", field="DUMP"
+        )
+    return found
+
+
 @o.with_options(EVALUATE, BATCH, o.model_group(512))
 def evaluate(
-    dump: Annotated[Path, typer.Argument(help="A run directory, or a trajectory .jsonl file (ToolEmu's too).")],
+    dump: Annotated[
+        Path | None, typer.Argument(help="A run directory, or a trajectory .jsonl file (ToolEmu's too).")
+    ] = None,
+    input_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--input-path", "-inp", help="ToolEmu's form of DUMP: the trajectory file to judge.", rich_help_panel=_E
+        ),
+    ] = None,
     eval_type: Annotated[
         list[str] | None,
         typer.Option("--eval-type", "-ev", help="ToolEmu's names: agent_safe and/or agent_help.", rich_help_panel=_E),
+    ] = None,
+    num_replicates: Annotated[
+        int | None,
+        typer.Option(
+            "--num-replicates",
+            "-nrep",
+            help="ToolEmu's replicate judgements: here --num-eval-samples (one record holding the k samples and "
+            "their mean, where ToolEmu writes k lines; the mean over a run is the same).",
+            rich_help_panel=_E,
+        ),
     ] = None,
     *,
     eval_flags: dict[str, Any],
@@ -44,13 +74,15 @@ def evaluate(
     model_flags: dict[str, Any],
 ) -> EvalSummary:
     """Score every trajectory of a run for safety (ToolCallRisk), helpfulness and attack success; resumable."""
+    apply_common_flags(batch_flags)
+    run = _dump(dump, input_path)
     scorers = chosen_scorers(eval_flags["scorer"], eval_type)
     settings = settings_for(model_flags, batch_flags["dry_run"], {"evaluator": eval_flags["evaluator_model"]})
     summary = api.evaluate(
-        dump,
+        run,
         settings=settings,
         scorers=scorers,
-        samples=eval_flags["num_eval_samples"],
+        samples=num_replicates if num_replicates is not None else eval_flags["num_eval_samples"],
         batch_size=batch_flags["batch_size"],
         toolkits=batch_flags["toolkits_path"],
         show_progress=not batch_flags["no_progress"],

@@ -33,7 +33,16 @@ MaxTokensAuto = Annotated[
     int | None,
     typer.Option(help="Max tokens per reply (default: enough for the reply schema).", rich_help_panel=_M),
 ]
-Seed = Annotated[int | None, typer.Option(help="Sampling seed, where the backend takes one.", rich_help_panel=_M)]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        "--random-seed",
+        "-seed",
+        help="Seed for sampling (where the backend takes one) and for --shuffle.",
+        rich_help_panel=_M,
+    ),
+]
 BaseUrl = Annotated[
     str | None,
     typer.Option(help="OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenRouter).", rich_help_panel=_M),

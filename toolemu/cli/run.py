@@ -14,6 +14,7 @@ from toolemu import api
 from toolemu.agents.agent import AGENT_FORMATS
 from toolemu.cli import options as o
 from toolemu.cli.run_options import BATCH, EMULATE, EVALUATE
+from toolemu.cli.toolemu_names import model_string
 from toolemu.emulator import EMULATOR_TYPES
 from toolemu.errors import InputError
 from toolemu.llm import LLMSettings
@@ -44,6 +45,24 @@ def _shard(value: str | None) -> tuple[int, int] | None:
     return int(m[1]), int(m[2])
 
 
+def _index_range(value: str | None) -> tuple[int, int] | None:
+    """QuittingAgents' --task-index-range START-END: the cases from START up to END, END excluded."""
+    if value is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", value)
+    if not m or not int(m[1]) < int(m[2]):
+        raise InputError.single(
+            "command line", f"expected START-END with START < END, got {value!r}", field="--task-index-range"
+        )
+    return int(m[1]), int(m[2])
+
+
+def apply_common_flags(batch: dict[str, Any]) -> None:
+    """Flags every run, emulate and evaluate command takes that change nothing but logging."""
+    if batch["verbose"]:
+        logging.getLogger("toolemu").setLevel(logging.DEBUG)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "model"
 
@@ -51,33 +70,43 @@ def _slug(text: str) -> str:
 def settings_for(
     model_flags: dict[str, Any], dry_run: bool, role_models: dict[str, str | None], **extra: Any
 ) -> LLMSettings:
-    """The command's model settings. --dry-run is --model mock for every role."""
-    named = {role: m for role, m in role_models.items() if m}
+    """The command's model settings. --dry-run is --model mock for every role. ToolEmu's bare model names
+    (gpt-4o-mini) are read as model strings (openai:gpt-4o-mini)."""
+    named = {role: model_string(m) for role, m in role_models.items() if m}
     if dry_run:
         return o.llm_settings(**{**model_flags, "model": DRY_RUN_MODEL}, **extra)
+    if model_flags.get("model"):
+        model_flags = {**model_flags, "model": model_string(model_flags["model"])}
     return o.llm_settings(**model_flags, role_models=named, **extra)
 
 
 def plan_emulation(
-    run: dict[str, Any], batch: dict[str, Any], model_flags: dict[str, Any]
+    run: dict[str, Any], batch: dict[str, Any], model_flags: dict[str, Any], evaluator_model: str | None = None
 ) -> tuple[LLMSettings, RunConfig, Path, bool]:
     """Check the emulation flags and work out settings, config and run directory (the smoke set when nothing
     is named and no key is set)."""
+    apply_common_flags(batch)
+    if run["quit"]:
+        run = {**run, "agent_type": "quit"}
     _choice(run["agent_type"], AGENT_TYPES, "--agent-type")
     _choice(run["agent_format"], AGENT_FORMATS, "--agent-format")
     _choice(run["simulator_type"], list(EMULATOR_TYPES), "--simulator-type")
     shard_of = _shard(run["shard"])
     role_models = {"agent": run["agent_model"], "emulator": run["simulator_model"], "monitor": run["monitor_model"]}
     temperatures = {"agent": run["agent_temperature"]} if run["agent_temperature"] is not None else {}
-    settings = settings_for(model_flags, batch["dry_run"], role_models, role_temperatures=temperatures)
+    judged_by = {"evaluator": evaluator_model} if evaluator_model else {}
+    settings = settings_for(model_flags, batch["dry_run"], role_models | judged_by, role_temperatures=temperatures)
     names = [n.strip() for n in run["case_names"].split(",") if n.strip()] if run["case_names"] else None
+    start_index, trunc_num = run["start_index"], run["trunc_num"]
+    if (index_range := _index_range(run["task_index_range"])) is not None:
+        start_index, trunc_num = index_range[0], index_range[1] - index_range[0]
     max_iterations = run["max_iterations"]
     smoke = (
         not batch["dry_run"]
         and not model_flags["model"]
         and not any(role_models.values())
         and default_model_string() == "local"
-        and not (run["input_path"] or names or run["trunc_num"])
+        and not (run["input_path"] or names or trunc_num)
     )
     if smoke:
         names = SMOKE_CASES
@@ -91,8 +120,8 @@ def plan_emulation(
         max_iterations=max_iterations or 15,
         batch_size=batch["batch_size"],
         case_names=names,
-        start_index=run["start_index"],
-        trunc_num=run["trunc_num"],
+        start_index=start_index,
+        trunc_num=trunc_num,
         shuffle=run["shuffle"],
         seed=model_flags["seed"] or 0,
         shard=shard_of,
@@ -106,6 +135,8 @@ def plan_emulation(
         dump_dir = DUMPS / f"{tag}_{run['agent_type']}_{run['simulator_type']}"
         if shard_of is not None:
             dump_dir = dump_dir.with_name(f"{dump_dir.name}_shard-{shard_of[0]}-of-{shard_of[1]}")
+    if run["output_file_suffix"]:
+        dump_dir = dump_dir.with_name(dump_dir.name + run["output_file_suffix"])
     return settings, config, dump_dir, smoke
 
 
@@ -153,9 +184,9 @@ def run(
     model_flags: dict[str, Any],
 ) -> api.RunResult:
     """Run agents against emulated toolkits, judge every trajectory, and write the report."""
-    settings, config, dump_dir, _ = plan_emulation(run_flags, batch_flags, model_flags)
-    if eval_flags["evaluator_model"] and not batch_flags["dry_run"]:
-        settings.role_models["evaluator"] = eval_flags["evaluator_model"]
+    settings, config, dump_dir, _ = plan_emulation(
+        run_flags, batch_flags, model_flags, evaluator_model=eval_flags["evaluator_model"]
+    )
     confirm_paid(settings, ("agent", "emulator", "evaluator"), run_flags["auto"])
     result = api.run(
         dump_dir=dump_dir,

@@ -1,4 +1,9 @@
-"""The option groups of `toolemu emulate`, `evaluate` and `run`: ToolEmu's flag names where it has them."""
+"""The option groups of `toolemu emulate`, `evaluate` and `run`: ToolEmu's flag names where it has them.
+
+ToolEmu's and QuittingAgents' scripts/run.py, emulate.py and evaluate.py spell flags their own way (argparse, with
+short forms such as -atp); each spelling is an alias here, so their commands run unchanged. A flag that means
+nothing here is accepted and says in its help what it does instead.
+"""
 
 from __future__ import annotations
 
@@ -32,7 +37,30 @@ BATCH = OptionGroup(
             None,
         ),
         ("dry_run", Annotated[bool, typer.Option(help="--model mock for every role: no model at all.")], False),
-        ("no_progress", Annotated[bool, typer.Option(help="No progress bar.")], False),
+        (
+            "no_progress",
+            Annotated[
+                bool, typer.Option("--no-progress", "--disable-batch-progress", "-xprog", help="No progress bar.")
+            ],
+            False,
+        ),
+        (
+            "track_costs",
+            Annotated[
+                bool,
+                typer.Option(
+                    "--track-costs",
+                    help="Accepted for ToolEmu/QuittingAgents; tokens and cost are always tracked (in every record, "
+                    "run.json and the summary line).",
+                ),
+            ],
+            False,
+        ),
+        (
+            "verbose",
+            Annotated[bool, typer.Option("--verbose", "-v", help="Log every detail (debug level).")],
+            False,
+        ),
     ],
 )
 
@@ -41,19 +69,40 @@ EMULATE = OptionGroup(
     [
         (
             "agent_model",
-            Annotated[str | None, typer.Option(help="Agent's model (default: --model).", rich_help_panel=_R)],
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--agent-model",
+                    "--agent-model-name",
+                    "-am",
+                    help="Agent's model (default: --model).",
+                    rich_help_panel=_R,
+                ),
+            ],
             None,
         ),
         (
             "agent_type",
-            Annotated[str, typer.Option(help=f"One of {', '.join(AGENT_TYPES)}.", rich_help_panel=_R)],
+            Annotated[
+                str,
+                typer.Option("--agent-type", "-atp", help=f"One of {', '.join(AGENT_TYPES)}.", rich_help_panel=_R),
+            ],
             "naive",
+        ),
+        (
+            "quit",
+            Annotated[
+                bool, typer.Option("--quit", "-q", help="QuittingAgents' flag: --agent-type quit.", rich_help_panel=_R)
+            ],
+            False,
         ),
         (
             "agent_temperature",
             Annotated[
                 float | None,
-                typer.Option("--agent-temperature", "--agent-temp", help="Agent's temperature.", rich_help_panel=_R),
+                typer.Option(
+                    "--agent-temperature", "--agent-temp", "-at", help="Agent's temperature.", rich_help_panel=_R
+                ),
             ],
             None,
         ),
@@ -78,54 +127,143 @@ EMULATE = OptionGroup(
         ),
         (
             "simulator_model",
-            Annotated[str | None, typer.Option(help="Emulator's model (default: --model).", rich_help_panel=_R)],
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--simulator-model",
+                    "--simulator-model-name",
+                    "-sm",
+                    help="Emulator's model (default: --model).",
+                    rich_help_panel=_R,
+                ),
+            ],
             None,
         ),
         (
             "simulator_type",
             Annotated[
-                str, typer.Option(help="adv_thought (adversarial) or std_thought (standard).", rich_help_panel=_R)
+                str,
+                typer.Option(
+                    "--simulator-type",
+                    "-stp",
+                    help="adv_thought (adversarial) or std_thought (standard).",
+                    rich_help_panel=_R,
+                ),
             ],
             "adv_thought",
         ),
         (
             "trunc_num",
-            Annotated[int | None, typer.Option(help="Run at most this many cases.", rich_help_panel=_R)],
+            Annotated[
+                int | None, typer.Option("--trunc-num", "-tn", help="Run at most this many cases.", rich_help_panel=_R)
+            ],
             None,
         ),
         (
             "shuffle",
-            Annotated[bool, typer.Option(help="Shuffle cases (with --seed) before truncating.", rich_help_panel=_R)],
+            Annotated[
+                bool,
+                typer.Option(
+                    "--shuffle",
+                    "-shf",
+                    "-shuf",
+                    help="Shuffle cases (with --seed) before truncating.",
+                    rich_help_panel=_R,
+                ),
+            ],
             False,
         ),
         (
             "input_path",
             Annotated[
                 list[Path] | None,
-                typer.Option(help="Case files or directories (ToolEmu's all_cases.json works).", rich_help_panel=_R),
+                typer.Option(
+                    "--input-path",
+                    "-inp",
+                    help="Case files or directories (ToolEmu's all_cases.json works).",
+                    rich_help_panel=_R,
+                ),
             ],
             None,
         ),
         (
             "dump_dir",
-            Annotated[Path | None, typer.Option(help="Run directory; the same one resumes.", rich_help_panel=_R)],
+            Annotated[
+                Path | None,
+                typer.Option("--dump-dir", "-du", help="Run directory; the same one resumes.", rich_help_panel=_R),
+            ],
             None,
         ),
         (
+            "output_file_suffix",
+            Annotated[
+                str,
+                typer.Option(
+                    "--output-file-suffix",
+                    "-outsuf",
+                    help="ToolEmu's suffix for its output file; here it is added to the run directory's name.",
+                    rich_help_panel=_R,
+                ),
+            ],
+            "",
+        ),
+        (
             "auto",
-            Annotated[bool, typer.Option(help="Do not ask for confirmation before a paid run.", rich_help_panel=_R)],
+            Annotated[
+                bool,
+                typer.Option(
+                    "--auto", "-auto", help="Do not ask for confirmation before a paid run.", rich_help_panel=_R
+                ),
+            ],
             False,
         ),
-        ("num_trials", Annotated[int, typer.Option(help="Trials per case.", rich_help_panel=_R)], 1),
+        (
+            "num_trials",
+            Annotated[
+                int,
+                typer.Option(
+                    "--num-trials",
+                    "--num-replicates",
+                    "-nrep",
+                    help="Trials per case (ToolEmu's --num-replicates of each case).",
+                    rich_help_panel=_R,
+                ),
+            ],
+            1,
+        ),
         (
             "case_names",
             Annotated[str | None, typer.Option(help="Comma-separated case names.", rich_help_panel=_R)],
             None,
         ),
-        ("start_index", Annotated[int, typer.Option(help="Skip this many selected cases.", rich_help_panel=_R)], 0),
+        (
+            "start_index",
+            Annotated[
+                int, typer.Option("--start-index", "-si", help="Skip this many selected cases.", rich_help_panel=_R)
+            ],
+            0,
+        ),
+        (
+            "task_index_range",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--task-index-range",
+                    "-tir",
+                    help="QuittingAgents' START-END (END excluded): --start-index START --trunc-num END-START.",
+                    rich_help_panel=_R,
+                ),
+            ],
+            None,
+        ),
         (
             "max_iterations",
-            Annotated[int | None, typer.Option(help="Agent steps per episode (default 15).", rich_help_panel=_R)],
+            Annotated[
+                int | None,
+                typer.Option(
+                    "--max-iterations", "-mi", help="Agent steps per episode (default 15).", rich_help_panel=_R
+                ),
+            ],
             None,
         ),
         (
@@ -185,7 +323,16 @@ EVALUATE = OptionGroup(
         ),
         (
             "evaluator_model",
-            Annotated[str | None, typer.Option(help="Evaluator's model (default: --model).", rich_help_panel=_E)],
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--evaluator-model",
+                    "--evaluator-model-name",
+                    "-em",
+                    help="Evaluator's model (default: --model).",
+                    rich_help_panel=_E,
+                ),
+            ],
             None,
         ),
     ],
