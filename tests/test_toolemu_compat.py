@@ -291,6 +291,8 @@ QUITTINGAGENTS_COMMANDS = [
     # its run_toolemu_api.sh (its ./assets/all_cases.json is the shipped benchmark here, so --input-path is left out)
     "--agent-model-name gpt-4o-mini --simulator-model-name gpt-4o-mini --evaluator-model-name gpt-4o-mini "
     "--agent-type quit --auto --track-costs --trunc-num 1 -bs 1",
+    # this project's README, section "ToolEmu and QuittingAgents users"
+    "--agent-model-name gpt-4o-mini --simulator-model-name gpt-4o -atp quit -tn 2 --auto --track-costs",
     # ToolEmu's README flags
     "--agent-model gpt-4-0613 --agent-temperature 0 --agent-type helpful_ss --simulator-type std_thought "
     "--batch-size 2 --trunc-num 2 --shuffle",
@@ -304,8 +306,9 @@ def test_their_run_commands_run_as_written_with_dry_run(command: str, tmp_path: 
     (run,) = (tmp_path / "dumps").iterdir()
     meta = json.loads((run / "run.json").read_text())
     flags = command.split()
-    assert meta["config"]["agent_type"] == flags[flags.index("--agent-type") + 1] if "--agent-type" in flags else True
-    assert meta["selection"]["trunc_num"] == int(flags[flags.index("--trunc-num") + 1])
+    given = dict(zip(flags, [*flags[1:], ""], strict=True))
+    assert meta["config"]["agent_type"] == given.get("--agent-type", given.get("-atp", "naive"))
+    assert meta["selection"]["trunc_num"] == int(given.get("--trunc-num", given.get("-tn")))
     assert list(run.glob("*_unified_report.txt"))
 
 
