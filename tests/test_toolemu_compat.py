@@ -317,7 +317,7 @@ def test_the_forks_emulate_and_evaluate_steps_run_as_its_run_py_calls_them(tmp_p
     cases, kits = FIXTURES / "toolemu_cases.json", FIXTURES / "toolemu_toolkits.json"
     emulate = (
         f"-inp {cases} -du {tmp_path / 'gpt-4o-mini'} -outsuf _gpt-4o-mini_quit_0101 -atp quit -stp adv_thought "
-        "-am gpt-4o-mini --simulator-model-name gpt-4o-mini -tn 2 -bs 1 --track-costs"
+        "-am gpt-4o-mini --simulator-model-name gpt-4o-mini --run-id 0101 -tn 2 -bs 1 --track-costs"
     )
     done = script(REPO / "scripts/emulate.py", *emulate.split(), "--toolkits-path", kits, "--dry-run", "--no-progress")
     assert done.returncode == 0, done.stderr

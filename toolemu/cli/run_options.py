@@ -208,6 +208,19 @@ EMULATE = OptionGroup(
             "",
         ),
         (
+            "run_id",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--run-id",
+                    help="QuittingAgents' run id: accepted and unused; the run is named by --dump-dir (and "
+                    "--output-file-suffix), and run.json records its own id.",
+                    rich_help_panel=_R,
+                ),
+            ],
+            None,
+        ),
+        (
             "auto",
             Annotated[
                 bool,
