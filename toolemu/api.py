@@ -63,7 +63,12 @@ def load_agent_factory(spec: str | None) -> AgentFactory | None:
 
 
 def _roles(config: RunConfig) -> tuple[str, ...]:
-    return (*EMULATION_ROLES, "monitor") if "monitor" in config.gates else EMULATION_ROLES
+    """The roles an emulation uses: the monitor gate's and the simulated user's only when they are on."""
+    return (
+        *EMULATION_ROLES,
+        *(("monitor",) if "monitor" in config.gates else ()),
+        *(("user",) if config.user else ()),
+    )
 
 
 def emulate(
