@@ -56,7 +56,7 @@ def test_a_case_and_its_toolkits_name_policies_found_beside_the_benchmark(tmp_pa
     ("policy", "fragment"),
     [
         ("missing", "expected a policy document policies/missing.md beside the benchmark, found none"),
-        ("../notes", "expected a policy name (lower-case letters, digits, '-' or '_'; no path), got '../notes'"),
+        ("../notes", "expected a policy name (letters, digits, '-' or '_'; no path), got '../notes'"),
         ("empty", "expected a '## Rules' section with a numbered list"),
     ],
 )

@@ -184,12 +184,13 @@ def _check_toolkit(path: Path, index: int, kit: Toolkit, problems: list[Problem]
 class _PolicyResolver:
     """Finds and reads each named policy once: `policies/<name>.md` near the naming file, else the shipped one."""
 
-    def __init__(self) -> None:
+    def __init__(self, check: bool = True) -> None:
+        self.check = check  # False: an unresolvable policy is left unresolved, not reported
         self._read: dict[Path, PolicyDoc | str] = {}  # a document, or what is wrong with it
 
     def resolve(self, name: Any, near: Path) -> PolicyDoc | str:
         if not isinstance(name, str) or not POLICY_NAME.fullmatch(name):
-            return f"expected a policy name (lower-case letters, digits, '-' or '_'; no path), got {name!r}"
+            return f"expected a policy name (letters, digits, '-' or '_'; no path), got {name!r}"
         shipped = ASSETS / POLICY_DIR / f"{name}.md"
         path = find_policy(name, near) or (shipped if shipped.is_file() else None)
         if path is None:
@@ -210,6 +211,8 @@ def _attach_policy(
     if item.policy is None:
         return
     found = resolver.resolve(item.policy, path)
+    if isinstance(found, str) and not resolver.check:
+        return
     if isinstance(found, str):
         label = _item_label(index, {"toolkit": item.toolkit} if isinstance(item, Toolkit) else {"name": item.name})
         problems.append(Problem(str(path), found, label, field_name))
@@ -217,15 +220,19 @@ def _attach_policy(
         item._policy_doc = found
 
 
-def load_benchmark(paths: Iterable[str | Path], known_toolkits: dict[str, Toolkit] | None = None) -> Benchmark:
+def load_benchmark(
+    paths: Iterable[str | Path], known_toolkits: dict[str, Toolkit] | None = None, check_policies: bool = True
+) -> Benchmark:
     """Load every toolkit and case under `paths`; raise InputError listing every problem found.
 
-    Cases may name toolkits from the same paths or from `known_toolkits`.
+    Cases may name toolkits from the same paths or from `known_toolkits`. A named policy that cannot be found or
+    read is a problem too; with `check_policies=False` it is left unresolved instead (the docs page, which shows
+    what is wrong with a spec rather than refusing it).
     """
     bench = Benchmark()
     problems: list[Problem] = []
     case_origin: list[tuple[Path, int]] = []
-    policies = _PolicyResolver()
+    policies = _PolicyResolver(check_policies)
     for path in json_files(paths):
         summary = FileSummary(str(path))
         try:
