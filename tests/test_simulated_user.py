@@ -157,7 +157,7 @@ def test_a_declined_question_is_recorded_as_declined(tmp_path) -> None:
 
 def test_an_ask_user_call_without_a_question_is_refused_without_asking(tmp_path) -> None:
     traj, chats = episode(tmp_path, [react("AskUser", {"q": "hm"}), final()], [user_reply("x")])
-    assert "UserUnavailable" in traj.steps[0].observation and chats["user"].calls == []
+    assert "InvalidRequestException" in traj.steps[0].observation and chats["user"].calls == []
 
 
 def test_the_user_acts_on_its_own_toolkit_and_the_agent_sees_only_the_reply(tmp_path) -> None:

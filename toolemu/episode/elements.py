@@ -9,6 +9,7 @@ is the simulated user, which answers AskUser calls (the tool then leaves them al
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any, Protocol
 
 from toolemu.emulator import Emulation, Emulator, invalid_request
@@ -106,7 +107,7 @@ class AskUserElement:
             return
         question = question_of(call.tool_input)
         if question is None:
-            call.observation = unavailable_observation('expected the input {"question": <what you ask the user>}')
+            call.observation = invalid_request('expected the input {"question": <what you ask the user>}')
             return
         if state.user_left:
             call.observation = unavailable_observation("the user has ended the conversation; give your final answer")
@@ -114,8 +115,7 @@ class AskUserElement:
         if state.user_turns >= self.max_user_turns:
             call.observation = unavailable_observation("the user is not answering any more questions")
             return
-        view = UserView(state.case, state.user_kits, state.steps, lambda t, i, th: self._act(state, t, i, th))
-        view.cache_salt = state.salt
+        view = UserView(state.case, state.user_kits, state.steps, partial(self._act, state), cache_salt=state.salt)
         reply = self.user.answer(question, view)
         state.add_usage("user", view.usage)
         state.user_turns += 1
