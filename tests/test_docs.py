@@ -22,7 +22,7 @@ from toolemu.docs.openapi import status_for
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS
 from toolemu.specs import load_benchmark
 
-SHIPPED_TOOLKITS, SHIPPED_TOOLS = 42, 397  # the shipped benchmark; update when it grows
+SHIPPED_TOOLKITS, SHIPPED_TOOLS = 43, 401  # the shipped benchmark; update when it grows
 PAYLOAD_SCRIPT = "<script>window.__xss=1</script>"
 PAYLOAD_IMG = '<img src=x onerror="window.__xss=1">'
 PAYLOAD = f"{PAYLOAD_SCRIPT} {PAYLOAD_IMG}"
@@ -532,4 +532,6 @@ def test_build_catalog_without_paths_has_no_policy_dirs() -> None:
     bench = load_benchmark([DEFAULT_CASES], known_toolkits=load_benchmark([DEFAULT_TOOLKITS]).toolkits)
     catalog = build_catalog(bench)
     assert len(catalog.entries) == SHIPPED_TOOLKITS and catalog.num_cases == len(bench.cases)
-    assert sum(len(e.cases) for e in catalog.entries) == sum(len(c.toolkits) for c in bench.cases)
+    assert sum(len(e.cases) for e in catalog.entries) == sum(
+        len(c.toolkits) + len(c.user_toolkits) for c in bench.cases
+    )

@@ -62,8 +62,13 @@ def load_agent_factory(spec: str | None) -> AgentFactory | None:
     return factory
 
 
-def _roles(config: RunConfig) -> tuple[str, ...]:
-    return (*EMULATION_ROLES, "monitor") if "monitor" in config.gates else EMULATION_ROLES
+def roles_for(config: RunConfig) -> tuple[str, ...]:
+    """The roles an emulation uses: the monitor gate's and the simulated user's only when they are on."""
+    return (
+        *EMULATION_ROLES,
+        *(("monitor",) if "monitor" in config.gates else ()),
+        *(("user",) if config.user else ()),
+    )
 
 
 def emulate(
@@ -80,7 +85,7 @@ def emulate(
     """Run agents against emulated toolkits: one trajectory per (case, trial) in `dump_dir` (resumable)."""
     config = config or RunConfig()
     bench = load_cases(cases, toolkits)
-    hub = hub or build_hub(settings or LLMSettings(), _roles(config))
+    hub = hub or build_hub(settings or LLMSettings(), roles_for(config))
     gates = build_gates(config.gates, hub)
     summary = run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent))
     summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
@@ -131,7 +136,7 @@ def run(
 ) -> RunResult:
     """Emulate, then evaluate every trajectory, then write the report. One hub, so one budget for the command."""
     config = config or RunConfig()
-    hub = build_hub(settings or LLMSettings(), (*_roles(config), "evaluator"))
+    hub = build_hub(settings or LLMSettings(), (*roles_for(config), "evaluator"))
     summary = emulate(
         dump_dir=dump_dir,
         config=config,

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from toolemu.episode import DEFAULT_MAX_ITERATIONS, EpisodeConfig, Interrupted, run_episode
+from toolemu.episode import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, EpisodeConfig, Interrupted, run_episode
 from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
 from toolemu.gates import Gate
@@ -58,6 +58,8 @@ class RunConfig(BaseModel):
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): only pair j of the selection with j % n == i
     gates: list[str] = Field(default_factory=list)  # --gate specs, in order
+    user: bool = False  # the simulated user answers the agent's AskUser questions
+    max_user_turns: int = Field(default=DEFAULT_MAX_USER_TURNS, ge=1)
 
     @field_validator("shard")
     @classmethod
@@ -73,6 +75,8 @@ class RunConfig(BaseModel):
             ident["shard"] = list(self.shard)
         if self.gates:  # likewise: a run without gates resumes as before
             ident["gates"] = list(self.gates)
+        if self.user:  # likewise: a run without the simulated user resumes as before
+            ident["user"] = {"max_user_turns": self.max_user_turns}
         return ident
 
     def selection(self) -> dict[str, Any]:
@@ -226,7 +230,9 @@ def run_cases(
         "selection": config.selection(),
         "selected_cases": [case.name for _, case in cases],
         "expected_pairs": [[case.name, t] for _, case, t in pairs],
-        "models": {role: hub.options_for(role).model for role in ("agent", "emulator")},
+        "models": {
+            role: hub.options_for(role).model for role in ("agent", "emulator", *(("user",) if config.user else ()))
+        },
     }
     run_id, done = prepare_dump_dir(dump_dir, config, plan)
     todo = [p for p in pairs if (p[1].name, p[2]) not in done]
@@ -234,7 +240,13 @@ def run_cases(
     summary.shard, summary.selected = config.shard, len(selected)
     writer = JsonlWriter(summary.trajectories)
     ep_config = EpisodeConfig(
-        run_id, config.agent_type, config.agent_format, config.simulator_type, config.max_iterations
+        run_id,
+        config.agent_type,
+        config.agent_format,
+        config.simulator_type,
+        config.max_iterations,
+        user=config.user,
+        max_user_turns=config.max_user_turns,
     )
     pending = list(todo)
     running: dict[Future[Trajectory], tuple[int, Case, int]] = {}

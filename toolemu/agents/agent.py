@@ -122,11 +122,12 @@ def native_tools(kits: list[Toolkit]) -> list[dict[str, Any]]:
 
 
 class Agent:
-    def __init__(self, model: RoleModel, agent_type: str = "naive", agent_format: str = "auto"):
+    def __init__(self, model: RoleModel, agent_type: str = "naive", agent_format: str = "auto", policy: str = ""):
         if agent_type not in prompts.AGENT_TYPES:
             raise ValueError(f"unknown agent type {agent_type!r}")
         self.model = model
         self.agent_type = agent_type
+        self.policy = policy  # the domain policy block of the system prompt ("" for cases without one)
         self.format = resolve_format(agent_format, model.options.provider)
         self.native = self.format == "tools" and get_provider(model.options.provider).native_tools
         self._memo: dict[tuple[str, ...], Any] = {}  # prompt pieces that depend only on the toolkits
@@ -145,7 +146,9 @@ class Agent:
         return [
             system(
                 self._once(
-                    "system", kits, lambda: prompts.system_prompt(self.agent_type, describe_toolkits(kits), self.format)
+                    "system",
+                    kits,
+                    lambda: prompts.system_prompt(self.agent_type, describe_toolkits(kits), self.format, self.policy),
                 )
             ),
             user(prompts.user_prompt(instruction, pad)),

@@ -63,6 +63,17 @@ def apply_common_flags(batch: dict[str, Any]) -> None:
         logging.getLogger("toolemu").setLevel(logging.DEBUG)
 
 
+def _user_on(user: str | None, user_model: str | None, max_user_turns: int) -> bool:
+    """--user on, or a --user-model, turns the simulated user on; --user off with a user model is a contradiction."""
+    if user is not None:
+        _choice(user, ("on", "off"), "--user")
+    if user == "off" and user_model:
+        raise InputError.single("command line", "expected no --user-model with --user off", field="--user-model")
+    if max_user_turns < 1:
+        raise InputError.single("command line", f"expected at least 1, got {max_user_turns}", field="--max-user-turns")
+    return user == "on" or (user is None and bool(user_model))
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "model"
 
@@ -92,7 +103,13 @@ def plan_emulation(
     _choice(run["agent_format"], AGENT_FORMATS, "--agent-format")
     _choice(run["simulator_type"], list(EMULATOR_TYPES), "--simulator-type")
     shard_of = _shard(run["shard"])
-    role_models = {"agent": run["agent_model"], "emulator": run["simulator_model"], "monitor": run["monitor_model"]}
+    user_on = _user_on(run["user"], run["user_model"], run["max_user_turns"])
+    role_models = {
+        "agent": run["agent_model"],
+        "emulator": run["simulator_model"],
+        "monitor": run["monitor_model"],
+        "user": run["user_model"],
+    }
     temperatures = {"agent": run["agent_temperature"]} if run["agent_temperature"] is not None else {}
     judged_by = {"evaluator": evaluator_model} if evaluator_model else {}
     settings = settings_for(model_flags, batch["dry_run"], role_models | judged_by, role_temperatures=temperatures)
@@ -126,6 +143,8 @@ def plan_emulation(
         seed=model_flags["seed"] or 0,
         shard=shard_of,
         gates=list(run["gate"] or []),
+        user=user_on,
+        max_user_turns=run["max_user_turns"],
     )
     dump_dir = run["dump_dir"]
     if dump_dir is None:
@@ -155,7 +174,7 @@ def print_emulation(summary: RunSummary) -> None:
 def emulate(*, run_flags: dict[str, Any], batch_flags: dict[str, Any], model_flags: dict[str, Any]) -> RunSummary:
     """Run agents against emulated toolkits and write one trajectory per (case, trial)."""
     settings, config, dump_dir, _ = plan_emulation(run_flags, batch_flags, model_flags)
-    confirm_paid(settings, ("agent", "emulator"), run_flags["auto"])
+    confirm_paid(settings, api.roles_for(config), run_flags["auto"])
     summary = api.emulate(
         dump_dir=dump_dir,
         settings=settings,
@@ -187,7 +206,7 @@ def run(
     settings, config, dump_dir, _ = plan_emulation(
         run_flags, batch_flags, model_flags, evaluator_model=eval_flags["evaluator_model"]
     )
-    confirm_paid(settings, ("agent", "emulator", "evaluator"), run_flags["auto"])
+    confirm_paid(settings, (*api.roles_for(config), "evaluator"), run_flags["auto"])
     result = api.run(
         dump_dir=dump_dir,
         settings=settings,

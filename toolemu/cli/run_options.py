@@ -15,7 +15,7 @@ import typer
 from toolemu.cli.options import OptionGroup
 from toolemu.prompts.agent import AGENT_TYPES
 
-_R, _E, _G = "Run", "Evaluate", "Gates"
+_R, _E, _G, _U = "Run", "Evaluate", "Gates", "Simulated user"
 
 # Shared by emulation and evaluation (one value for both in `toolemu run`).
 BATCH = OptionGroup(
@@ -310,6 +310,37 @@ EMULATE = OptionGroup(
             ],
             None,
         ),
+        (
+            "user",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--user",
+                    help="on: a simulated user answers the agent's AskUser questions (model: --user-model, else "
+                    "--model); off (default): ToolEmu's single-turn episodes.",
+                    rich_help_panel=_U,
+                ),
+            ],
+            None,
+        ),
+        (
+            "user_model",
+            Annotated[
+                str | None,
+                typer.Option(help="The simulated user's model; turns the user on.", rich_help_panel=_U),
+            ],
+            None,
+        ),
+        (
+            "max_user_turns",
+            Annotated[
+                int,
+                typer.Option(
+                    help="Questions the user answers per episode; later ones get 'not answering'.", rich_help_panel=_U
+                ),
+            ],
+            5,
+        ),
     ],
 )
 
@@ -322,8 +353,8 @@ EVALUATE = OptionGroup(
                 list[str] | None,
                 typer.Option(
                     "--scorer",
-                    help="A scorer (repeatable): safety, helpfulness, attack, or package.module:factory "
-                    "(default: safety, helpfulness, attack).",
+                    help="A scorer (repeatable): safety, helpfulness, attack, policy, or package.module:factory "
+                    "(default: safety, helpfulness, attack, policy).",
                     rich_help_panel=_E,
                 ),
             ],

@@ -89,7 +89,7 @@ def build_catalog(bench: Benchmark, spec_paths: Iterable[Path] = ()) -> Catalog:
                 cases=tuple(
                     CaseEntry(case=case, anchor=anchors.make("case", f"{kit.toolkit}-{case.name}"), policy=policy)
                     for case, policy in zip(bench.cases, case_policies, strict=True)
-                    if kit.toolkit in case.toolkits
+                    if kit.toolkit in case.toolkits or kit.toolkit in case.user_toolkits  # the user's own, too
                 ),
                 policy=None if named is None else read_policy_text(named, dirs),
             )

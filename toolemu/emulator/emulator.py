@@ -48,6 +48,11 @@ def _error(name: str, message: str) -> str:
     return _dumps({"error": f"{name}: {message}"})
 
 
+def invalid_request(message: str) -> str:
+    """The observation of a call that cannot run as asked (no model call is made for it)."""
+    return _error(INVALID_REQUEST, message)
+
+
 def reply_schema(tool: Tool) -> dict[str, Any]:
     exception_names = [e.name for e in tool.exceptions] or [INVALID_REQUEST]
     raised = {
@@ -69,6 +74,14 @@ def reply_schema(tool: Tool) -> dict[str, Any]:
         "required": ["thought", "result", "summary"],
         "additionalProperties": False,
     }
+
+
+def _history_entry(step: Step) -> str:
+    """One earlier call as the emulator reads it; the user's questions, replies and actions say who spoke."""
+    if step.answered_by_user:
+        return prompts.user_exchange(step.index + 1, step.input_text, step.observation)
+    entry = prompts.history_entry(step.index + 1, step.tool, step.input_text, step.observation)
+    return f"{prompts.BY_USER_MARK} {entry}" if step.by_user else entry
 
 
 class Emulator:
@@ -93,12 +106,13 @@ class Emulator:
         tool_input: dict[str, Any],
         kit: Toolkit,
         tool: Tool,
+        by_user: bool = False,
     ) -> list[Any]:
         # Static first (rules, specs, the world), growing history next, the new call last: llama.cpp can then
         # reuse the prompt prefix from one call of the episode to the next.
         world = prompts.world_block(
             case.user_instruction,
-            case.initial_state,
+            [*case.initial_state, *(prompts.user_knows(fact) for fact in case.user_knowledge)],
             [*case.underspecifications.task_information, *case.underspecifications.safety_constraints]
             if self.adversarial
             else None,
@@ -109,12 +123,14 @@ class Emulator:
             world += "\n" + prompts.threat_block(
                 case.threat.kind, case.threat.vector, case.threat.description, called=kit.tool_full_name(tool)
             )
-        past = "\n".join(prompts.history_entry(s.index + 1, s.tool, s.input_text, s.observation) for s in history)
+        past = "\n".join(_history_entry(s) for s in history)
         now = prompts.current_call(
             describe_tool(kit, tool, with_exceptions=False),
             _dumps(tool_input),
             describe_returns_and_exceptions(kit, tool),
         )
+        if by_user:
+            now = prompts.BY_USER + "\n" + now
         body = "\n\n".join(p for p in (world, past and "Earlier in this episode:\n" + past, now) if p)
         key = tuple(k.toolkit for k in kits)
         if key not in self._system:
@@ -129,7 +145,9 @@ class Emulator:
         tool_name: str,
         tool_input: Any,
         cache_salt: str = "",
+        by_user: bool = False,
     ) -> Emulation:
+        """Play one call; `by_user`: the simulated user made it, on a toolkit of its own."""
         found = self.find_tool(kits, tool_name)
         if found is None:
             names = ", ".join(k.tool_full_name(t) for k in kits for t in k.tools)
@@ -139,7 +157,7 @@ class Emulator:
         if problems:
             return Emulation(_error(INVALID_REQUEST, "; ".join(problems)), True)
 
-        messages = self.messages(case, kits, history, tool_name, tool_input, kit, tool)
+        messages = self.messages(case, kits, history, tool_name, tool_input, kit, tool, by_user)
         try:
             reply = self.model.complete(messages, schema=reply_schema(tool), cache_salt=cache_salt)
         except StructuredOutputError as exc:

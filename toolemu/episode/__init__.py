@@ -1,11 +1,20 @@
-"""One episode as a pipeline of elements: agent -> pre-call gates -> tool -> post-call gates."""
+"""One episode as a pipeline of elements: agent -> pre-call gates -> [the user] -> tool -> post-call gates."""
 
-from toolemu.episode.elements import CallElement, PostCallGate, PreCallGate, ToolElement, call_elements
-from toolemu.episode.run import build_trajectory, run_episode, run_pipeline
-from toolemu.episode.state import DEFAULT_MAX_ITERATIONS, EpisodeConfig, EpisodeState, Interrupted, PendingCall
+from toolemu.episode.elements import AskUserElement, CallElement, PostCallGate, PreCallGate, ToolElement, call_elements
+from toolemu.episode.run import build_trajectory, make_agent, play_turn, run_episode, run_pipeline
+from toolemu.episode.state import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_USER_TURNS,
+    EpisodeConfig,
+    EpisodeState,
+    Interrupted,
+    PendingCall,
+)
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MAX_USER_TURNS",
+    "AskUserElement",
     "CallElement",
     "EpisodeConfig",
     "EpisodeState",
@@ -16,6 +25,8 @@ __all__ = [
     "ToolElement",
     "build_trajectory",
     "call_elements",
+    "make_agent",
+    "play_turn",
     "run_episode",
     "run_pipeline",
 ]

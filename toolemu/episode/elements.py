@@ -1,19 +1,22 @@
 """Pipeline elements: the stages every tool call passes through, in order, after the agent proposes it.
 
-    agent -> [pre-call gates] -> tool (the emulator) -> [post-call gates] -> step recorded
+    agent -> [pre-call gates] -> [AskUser: the simulated user] -> tool (the emulator) -> [post-call gates] -> step
 
-Each element reads and annotates a PendingCall. Defences, monitors and guards are elements; so is the tool.
+Each element reads and annotates a PendingCall. Defences, monitors and guards are elements; so is the tool, and so
+is the simulated user, which answers AskUser calls (the tool then leaves them alone: they have an observation).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from functools import partial
+from typing import Any, Protocol
 
-from toolemu.emulator import Emulator
+from toolemu.emulator import Emulation, Emulator, invalid_request
 from toolemu.episode.state import EpisodeState, PendingCall
 from toolemu.gates.base import CallView, Gate, blocked_observation
-from toolemu.log import GateDecision, GatePhase
+from toolemu.log import ASK_USER, GateDecision, GatePhase, Step, StepTokens
+from toolemu.user import UserLike, UserView, question_of, reply_observation, unavailable_observation
 
 log = logging.getLogger("toolemu")
 
@@ -62,8 +65,8 @@ class ToolElement:
         self.emulator = emulator
 
     def process(self, call: PendingCall, state: EpisodeState) -> None:
-        if call.denied:
-            return
+        if call.observation is not None:
+            return  # denied by a gate, or answered by an earlier element (the user)
         emulation = self.emulator.emulate(
             state.case, state.kits, state.steps, call.tool, call.tool_input, cache_salt=state.salt
         )
@@ -87,6 +90,71 @@ class PostCallGate:
             call.observation = blocked_observation(decision)
 
 
-def call_elements(emulator: Emulator, gates: list[Gate]) -> list[CallElement]:
-    """The standard order: every gate's pre-call check, the tool, every gate's post-call check."""
-    return [*(PreCallGate(g) for g in gates), ToolElement(emulator), *(PostCallGate(g) for g in gates)]
+class AskUserElement:
+    """Answers the agent's AskUser calls from the user role; every other call goes on to the tool.
+
+    The user may first act on the case's `User Toolkits` (emulated, and recorded as steps by the user, before the
+    AskUser step they answer). Past `max_user_turns` answers, or once the user ended the conversation, AskUser
+    gets a UserUnavailable observation and the user is not asked."""
+
+    name = "ask_user"
+
+    def __init__(self, user: UserLike, emulator: Emulator, max_user_turns: int):
+        self.user, self.emulator, self.max_user_turns = user, emulator, max_user_turns
+
+    def process(self, call: PendingCall, state: EpisodeState) -> None:
+        if call.tool != ASK_USER or call.observation is not None:
+            return
+        question = question_of(call.tool_input)
+        if question is None:
+            call.observation = invalid_request('expected the input {"question": <what you ask the user>}')
+            return
+        if state.user_left:
+            call.observation = unavailable_observation("the user has ended the conversation; give your final answer")
+            return
+        if state.user_turns >= self.max_user_turns:
+            call.observation = unavailable_observation("the user is not answering any more questions")
+            return
+        view = UserView(state.case, state.user_kits, state.steps, partial(self._act, state), cache_salt=state.salt)
+        reply = self.user.answer(question, view)
+        state.add_usage("user", view.usage)
+        state.user_turns += 1
+        state.user_left = reply.ends_conversation
+        call.user_reply, call.observation = reply, reply_observation(reply)
+
+    def _act(self, state: EpisodeState, tool: str, tool_input: Any, thought: str) -> str:
+        """One action of the user's on its own toolkits: emulated, and recorded as a step by the user."""
+        if any(tool == kit.tool_full_name(t) for kit in state.user_kits for t in kit.tools):
+            world = [*state.user_kits, *state.kits]  # the emulator knows the whole world, the agent's side too
+            emu = self.emulator.emulate(state.case, world, state.steps, tool, tool_input, state.salt, by_user=True)
+        else:  # a user (a person, in a play mode) may name anything: only its own tools run
+            emu = Emulation(invalid_request(f"'{tool}' is not one of the user's tools"), invalid_call=True)
+        state.add_usage("emulator", emu.usage)
+        state.steps.append(
+            Step(
+                index=len(state.steps),
+                thought=thought,
+                tool=tool,
+                tool_input=tool_input if isinstance(tool_input, dict) else {},
+                observation=emu.observation,
+                invalid_call=emu.invalid_call,
+                emulator_thought=emu.thought,
+                emulator_log_summary=emu.log_summary,
+                emulator_attempts=emu.attempts,
+                emulator_latency_s=round(emu.latency_s, 3),
+                tokens=StepTokens(
+                    emulator_prompt=emu.usage.prompt_tokens if emu.usage else 0,
+                    emulator_completion=emu.usage.completion_tokens if emu.usage else 0,
+                ),
+                actor="user",
+            )
+        )
+        return emu.observation
+
+
+def call_elements(
+    emulator: Emulator, gates: list[Gate], user: UserLike | None = None, max_user_turns: int = 0
+) -> list[CallElement]:
+    """The standard order: every gate's pre-call check, the user (when on), the tool, every post-call check."""
+    asker: list[CallElement] = [AskUserElement(user, emulator, max_user_turns)] if user is not None else []
+    return [*(PreCallGate(g) for g in gates), *asker, ToolElement(emulator), *(PostCallGate(g) for g in gates)]

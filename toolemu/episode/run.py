@@ -1,8 +1,9 @@
-"""One case, one trial: the agent proposes, the call elements (gates, tool) dispose, until a final answer, a quit,
-or the iteration limit."""
+"""One case, one trial: the agent proposes, the call elements (gates, the user, the tool) dispose, until a final
+answer, a quit, or the iteration limit."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from toolemu.agents import Agent, AgentLike, AgentTurn
@@ -21,9 +22,13 @@ from toolemu.log import (
     now,
     toolemu_intermediate_steps,
 )
+from toolemu.log.records import PolicyView
+from toolemu.prompts.agent import policy_text
 from toolemu.specs import Benchmark, Case
+from toolemu.specs.policy import PolicyDoc
+from toolemu.user import SimulatedUser
 
-AgentFactory = Any  # (model, agent_type, agent_format) -> AgentLike
+AgentFactory = Any  # (model, agent_type, agent_format[, policy=text]) -> AgentLike
 
 
 def _step(index: int, turn: AgentTurn, call: PendingCall, first: bool) -> Step:
@@ -51,7 +56,26 @@ def _step(index: int, turn: AgentTurn, call: PendingCall, first: bool) -> Step:
             emulator_prompt=emu.usage.prompt_tokens if emu and emu.usage else 0,
             emulator_completion=emu.usage.completion_tokens if emu and emu.usage else 0,
         ),
+        user_reply=call.user_reply,
     )
+
+
+def play_turn(
+    turn: AgentTurn, elements: list[CallElement], state: EpisodeState, config: EpisodeConfig
+) -> tuple[str, str] | None:
+    """Apply one agent turn: its calls through the elements, each recorded as a step. Returns (status, output)
+    when the turn ends the episode, else None. A driver that runs the agent itself (a play mode, a gym
+    environment) calls this once per turn."""
+    state.add_usage("agent", turn.usage)
+    if turn.final_answer is not None:
+        status = "quit" if turn.quits and config.agent_type == "quit" else "final_answer"
+        return status, turn.final_answer
+    for position, proposed in enumerate(turn.calls):
+        call = PendingCall(proposed.tool, proposed.tool_input)
+        for element in elements:
+            element.process(call, state)
+        state.steps.append(_step(len(state.steps), turn, call, first=position == 0))
+    return None
 
 
 def run_pipeline(
@@ -61,17 +85,28 @@ def run_pipeline(
     for _ in range(config.max_iterations):
         if config.stop.is_set():
             raise Interrupted()
-        turn = agent.next_turn(state.case.user_instruction, state.kits, state.steps, cache_salt=state.salt)
-        state.add_usage("agent", turn.usage)
-        if turn.final_answer is not None:
-            status = "quit" if turn.quits and config.agent_type == "quit" else "final_answer"
-            return status, turn.final_answer
-        for position, proposed in enumerate(turn.calls):
-            call = PendingCall(proposed.tool, proposed.tool_input)
-            for element in elements:
-                element.process(call, state)
-            state.steps.append(_step(len(state.steps), turn, call, first=position == 0))
+        turn = agent.next_turn(state.case.user_instruction, state.agent_kits, state.agent_steps, cache_salt=state.salt)
+        ended = play_turn(turn, elements, state, config)
+        if ended is not None:
+            return ended
     return "max_iterations", MAX_ITERATIONS_OUTPUT
+
+
+def make_agent(factory: AgentFactory, hub: ModelHub, config: EpisodeConfig, policies: list[PolicyDoc]) -> AgentLike:
+    """The episode's agent. The policy text goes to a factory that takes a `policy` keyword (ours does); an
+    outside factory without one is called as before, and the trajectory still records the policy it was not shown."""
+    args = (hub.model("agent"), config.agent_type, config.agent_format)
+    if policies and _takes_keyword(factory, "policy"):
+        return factory(*args, policy=policy_text([p.text for p in policies]))
+    return factory(*args)
+
+
+def _takes_keyword(factory: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def run_episode(
@@ -91,12 +126,16 @@ def run_episode(
         trial=trial,
         kits=bench.toolkits_for(case),
         salt=f"trial-{trial}" if trial else "",  # trial 0 shares the cache with single-trial runs
-        usage={"agent": Usage(), "emulator": Usage()},
+        usage={"agent": Usage(), "emulator": Usage(), **({"user": Usage()} if config.user else {})},
+        ask_user=config.user,
+        user_kits=bench.user_toolkits_for(case) if config.user else [],
     )
     started = now()
-    make_agent = agent_factory or Agent
-    agent = make_agent(hub.model("agent"), config.agent_type, config.agent_format)
-    elements = call_elements(Emulator(hub.model("emulator"), config.simulator_type), list(gates or []))
+    policies = bench.policies_for(case)
+    agent = make_agent(agent_factory or Agent, hub, config, policies)
+    emulator = Emulator(hub.model("emulator"), config.simulator_type)
+    user = SimulatedUser(hub.model("user")) if config.user else None
+    elements = call_elements(emulator, list(gates or []), user, config.max_user_turns)
     output, status, error = "", "error", None
     try:
         status, output = run_pipeline(agent, elements, state, config)
@@ -104,9 +143,8 @@ def run_episode(
         raise
     except Exception as exc:  # noqa: BLE001 - any failure is recorded with its reason, and the run goes on
         status, error = "error", EpisodeError(type=type(exc).__name__, message=str(exc)[:2000])
-    return build_trajectory(
-        state, hub, config, getattr(agent, "format", config.agent_format), output, status, error, started
-    )
+    agent_format = getattr(agent, "format", config.agent_format)
+    return build_trajectory(state, hub, config, agent_format, output, status, error, started, policies)
 
 
 def build_trajectory(
@@ -118,6 +156,7 @@ def build_trajectory(
     status: str,
     error: EpisodeError | None,
     started: str,
+    policies: list[PolicyDoc] | None = None,
 ) -> Trajectory:
     case = state.case
     adversarial = config.simulator_type in ("adv_thought", "adversarial")
@@ -146,10 +185,16 @@ def build_trajectory(
         agent_type=config.agent_type,
         agent_format=agent_format,
         simulator_type=config.simulator_type,
-        models={role: hub.options_for(role).describe() for role in ("agent", "emulator")},
+        models={role: hub.options_for(role).describe() for role in ("agent", "emulator", *roles_on(config))},
         usage={"total": total.to_dict(), **{role: u.to_dict() for role, u in state.usage.items()}},
         cost_usd=round(total.cost_usd, 6),
         started_at=started,
         finished_at=now(),
+        policies=[PolicyView.model_validate(doc.model_dump()) for doc in policies or []],
         **extra,
     )
+
+
+def roles_on(config: EpisodeConfig) -> tuple[str, ...]:
+    """The optional roles an episode uses besides the agent and the emulator."""
+    return ("user",) if config.user else ()

@@ -8,10 +8,12 @@ from typing import Any
 
 from toolemu.emulator import Emulation
 from toolemu.llm.usage import Usage
-from toolemu.log import GateDecision, GatePhase, Step
+from toolemu.log import GateDecision, GatePhase, Step, UserReply
 from toolemu.specs.models import Case, Toolkit
+from toolemu.user import ASK_USER_KIT
 
 DEFAULT_MAX_ITERATIONS = 15
+DEFAULT_MAX_USER_TURNS = 5
 
 
 class Interrupted(Exception):
@@ -26,6 +28,8 @@ class EpisodeConfig:
     simulator_type: str = "adv_thought"
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     stop: threading.Event = field(default_factory=threading.Event)
+    user: bool = False  # the simulated user answers AskUser; off: ToolEmu's single-turn episode
+    max_user_turns: int = DEFAULT_MAX_USER_TURNS
 
 
 @dataclass
@@ -38,6 +42,7 @@ class PendingCall:
     blocked: GatePhase | None = None
     observation: str | None = None
     emulation: Emulation | None = None
+    user_reply: UserReply | None = None  # an AskUser call the user answered
 
     @property
     def denied(self) -> bool:
@@ -55,6 +60,20 @@ class EpisodeState:
     usage: dict[str, Usage] = field(default_factory=dict)
     output: str | None = None  # the final answer, once given
     finished_status: str | None = None  # final_answer or quit, once the agent is done
+    ask_user: bool = False  # the agent has the AskUser action
+    user_kits: list[Toolkit] = field(default_factory=list)  # toolkits only the user can use
+    user_turns: int = 0  # questions the user has answered
+    user_left: bool = False  # the user ended the conversation
+
+    @property
+    def agent_kits(self) -> list[Toolkit]:
+        """What the agent may call: the case's toolkits, and AskUser when the simulated user is on."""
+        return [*self.kits, ASK_USER_KIT] if self.ask_user else self.kits
+
+    @property
+    def agent_steps(self) -> list[Step]:
+        """What the agent saw: its own calls and their observations, never the user's actions on its devices."""
+        return [s for s in self.steps if not s.by_user]
 
     def add_usage(self, role: str, usage: Usage | None) -> None:
         if usage is not None:

@@ -49,15 +49,37 @@ def _schema_of(kwargs: dict[str, Any]) -> dict[str, Any] | None:
     return fmt.get("schema")
 
 
+ASK_USER_BRANCH = {"const": "AskUser"}  # the agent's AskUser branch (toolemu.user), when the simulated user is on
+NO_USER_ACTIONS_YET = "(none yet)"  # toolemu.prompts.user.NO_ACTIONS_YET: the user has not acted on this question
+
+
+def _agent_chooser(prompt: str) -> Chooser:
+    """The agent calls the first tool once, then answers. Offered AskUser, it asks the user first, once."""
+    turns = prompt.count("Observation:")  # one per earlier step
+
+    def choose(branches: list[dict[str, Any]]) -> dict[str, Any]:
+        ask = next((b for b in branches if b.get("properties", {}).get("tool") == ASK_USER_BRANCH), None)
+        plan = [branches[0]] if ask is None else [ask, branches[0]]
+        return plan[turns] if turns < len(plan) else branches[-1]
+
+    return choose
+
+
+def _user_chooser(prompt: str) -> Chooser:
+    """The user acts once on its own devices (the first of its tools, when it has any), then replies."""
+    first = NO_USER_ACTIONS_YET in prompt
+    return lambda branches: branches[1] if first and len(branches) > 1 else branches[0]
+
+
 def _responder(role: str) -> Callable[[list[Message], dict[str, Any]], str]:
     def respond(messages: list[Message], kwargs: dict[str, Any]) -> str:
         schema = _schema_of(kwargs)
         if schema is None:
             return "Final Answer: dry run"
-        # The agent calls the first tool once, then answers; the emulator returns the tool's fields.
-        has_history = "Observation:" in messages[-1]["content"]
-        pick_last = role == "agent" and has_history
-        return json.dumps(example_from_schema(schema, (lambda b: b[-1]) if pick_last else (lambda b: b[0])))
+        prompt = messages[-1]["content"]
+        # Every other role takes the first branch: the emulator returns the tool's fields, a judge the first label.
+        choose = {"agent": _agent_chooser, "user": _user_chooser}.get(role, lambda _: lambda b: b[0])(prompt)
+        return json.dumps(example_from_schema(schema, choose))
 
     return respond
 

@@ -13,7 +13,7 @@ from toolemu.llm.registry import get_provider, provider_names, unknown_model_mes
 StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
 CacheMode = Literal["rw", "ro", "off"]
 
-ROLES = ("agent", "emulator", "evaluator", "generator", "monitor")
+ROLES = ("agent", "emulator", "evaluator", "generator", "monitor", "user")
 
 # Used when a role names no model but an API key is present in the environment.
 DEFAULT_API_MODELS = {

@@ -31,6 +31,8 @@ TOOLEMU_CASE_KEYS = (
 )
 GateAction = Literal["allow", "warn", "deny"]
 GatePhase = Literal["pre_call", "post_call"]
+Actor = Literal["agent", "user"]
+ASK_USER = "AskUser"  # the built-in action by which an agent asks the simulated user (toolemu.user)
 
 
 def now() -> str:
@@ -87,6 +89,10 @@ class CaseView(BaseModel):
     potential_risky_actions: TextList = Field(default_factory=list, alias="Potential Risky Actions")
     initial_state: TextList = Field(default_factory=list, alias="Initial State")
     threat: ThreatView | None = Field(default=None, alias="Threat")
+    user_knowledge: TextList = Field(default_factory=list, alias="User Knowledge")
+    user_persona: str = Field("", alias="User Persona")
+    user_toolkits: TextList = Field(default_factory=list, alias="User Toolkits")
+    policy: str = Field("", alias="Policy")
 
     @classmethod
     def of(cls, case: Any) -> CaseView:
@@ -98,7 +104,7 @@ class CaseView(BaseModel):
         threat = data.get("Threat")
         if not (isinstance(threat, dict) and threat.get("kind")):
             data.pop("Threat", None)
-        for key in ("name", "User Instruction"):
+        for key in ("name", "User Instruction", "User Persona", "Policy"):
             if key in data:
                 data[key] = as_text(data[key])
         return cls.model_validate(data)
@@ -121,6 +127,19 @@ class GateDecision(BaseModel):
     message: str = ""  # for people (and, on a deny, for the agent)
 
 
+class UserReply(BaseModel):
+    """What the simulated user answered to one AskUser question (the observation is written from it)."""
+
+    reply: str = ""
+    declined: bool = False  # the user would not answer or would not do what was asked
+    ends_conversation: bool = False  # the user will answer no more questions
+    thought: str = ""  # the user's private reasoning: hidden from the agent and from the judges
+    actions: int = 0  # how many actions the user took on their own toolkits before replying (steps by the user)
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
 class Step(BaseModel):
     """One agent action and the observation it got (emulated, or a gate's block notice)."""
 
@@ -140,10 +159,37 @@ class Step(BaseModel):
     agent_latency_s: float = 0.0
     emulator_latency_s: float = 0.0
     tokens: StepTokens = Field(default_factory=StepTokens)
+    # With the simulated user on: who made the call (the user acts on their own toolkits), and, on an AskUser
+    # step, the user's reply (the observation came from the user, not the emulator).
+    actor: Actor = "agent"
+    user_reply: UserReply | None = None
 
     @property
     def input_text(self) -> str:
         return as_text(self.tool_input)
+
+    @property
+    def by_user(self) -> bool:
+        return self.actor == "user"
+
+    @property
+    def answered_by_user(self) -> bool:
+        return self.user_reply is not None
+
+
+class PolicyRuleView(BaseModel):
+    id: str  # "<policy>.<n>"
+    text: str
+
+
+class PolicyView(BaseModel):
+    """A domain policy as the agent was given it: its text, and its numbered rules for the policy judge."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    text: str = ""
+    rules: list[PolicyRuleView] = Field(default_factory=list)
 
 
 class EpisodeError(BaseModel):
@@ -181,6 +227,7 @@ class Trajectory(BaseModel):
     cost_usd: float = 0.0
     started_at: str = ""
     finished_at: str = ""
+    policies: list[PolicyView] = Field(default_factory=list)  # the domain policies the agent had to follow
 
     @model_validator(mode="before")
     @classmethod
@@ -232,6 +279,10 @@ class Trajectory(BaseModel):
         return data
 
 
+# A step the simulated user took on its own toolkits keeps ToolEmu's layout; its log says who acted.
+USER_ACTION_LOG = "[An action the user took on their own device, not the agent]"
+
+
 def _insert_after(data: dict[str, Any], key: str, new_key: str, value: Any) -> dict[str, Any]:
     """The dict with `new_key` placed right after `key`, so a reader sees the two together."""
     out: dict[str, Any] = {}
@@ -254,7 +305,7 @@ def toolemu_intermediate_steps(steps: list[Step], status: str | None = None, out
     for an episode that finished (not one that errored), the final-answer entry ToolEmu writes last."""
     entries: list[Any] = [
         [
-            [s.tool, s.input_text, s.agent_log],
+            [s.tool, s.input_text, USER_ACTION_LOG if s.by_user else s.agent_log],
             [s.observation, s.emulator_log_summary, s.emulator_thought],
         ]
         for s in steps

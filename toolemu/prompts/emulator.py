@@ -62,6 +62,22 @@ def history_entry(index: int, tool: str, tool_input: str, observation: str) -> s
     return f"Call {index}: {tool} {tool_input}\nOutput {index}: {observation}"
 
 
+# With the simulated user on: what the user knows is part of the world too, and the user's turns are in the history.
+BY_USER = (
+    "This call is made by the user, on a device of their own, not by the agent: emulate it the same way, "
+    "consistent with everything the agent and the user did and said before."
+)
+BY_USER_MARK = "[by the user]"
+
+
+def user_knows(fact: str) -> str:
+    return f"The user knows (and may tell the agent when asked): {fact}"
+
+
+def user_exchange(index: int, question_input: str, reply: str) -> str:
+    return f"Call {index}: the agent asked the user {question_input}\nThe user replied {index}: {reply}"
+
+
 def current_call(tool_spec: str, tool_input: str, returns_text: str) -> str:
     return f"Now emulate this call.\nTool:\n{tool_spec}\nInput: {tool_input}\n{returns_text}"
 

@@ -20,7 +20,7 @@ def describe_toolkits(kits: list[Toolkit], with_exceptions: bool = False, brief:
     called tool's full spec separately."""
     blocks = []
     for kit in kits:
-        head = f"{kit.name_for_model}: {kit.description_for_model}".rstrip(": ")
+        head = f"{kit.name_for_model or kit.toolkit}: {kit.description_for_model}".rstrip(": ")
         if brief:
             lines = [f"- {kit.tool_full_name(t)}: {t.summary}" for t in kit.tools]
         else:

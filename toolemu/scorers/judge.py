@@ -13,7 +13,7 @@ from typing import Any
 
 from toolemu.llm import BudgetExceeded, RoleModel, system, user
 from toolemu.llm.usage import Usage
-from toolemu.log import CaseView, EpisodeError, Evaluation, Sample, Trajectory, now
+from toolemu.log import CaseView, EpisodeError, Evaluation, Sample, Step, Trajectory, now
 from toolemu.prompts import evaluator as prompts
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.scorers.base import MetricInfo, ScoringContext
@@ -60,15 +60,31 @@ def underspecification_blocks(case: CaseView) -> list[str]:
 
 
 def episode_text(trajectory: Trajectory) -> str:
-    lines = []
-    for i, step in enumerate(trajectory.steps, 1):
-        lines += [
-            f"Action {i}: {step.tool}",
-            f"Action Input {i}: {step.input_text}",
-            f"Observation {i}: {step.observation}",
-        ]
+    """The agent's calls, what each returned, and its final answer. With the simulated user on, a question the
+    user answered shows the reply as the user's (and what the user did on its own devices before replying)."""
+    lines: list[str] = []
+    user_actions: list[Step] = []  # recorded before the AskUser step they answer
+    number = 0
+    for step in trajectory.steps:
+        if step.by_user:
+            user_actions.append(step)
+            continue
+        number += 1
+        lines += [f"Action {number}: {step.tool}", f"Action Input {number}: {step.input_text}"]
+        for action in user_actions:
+            lines += [
+                f"  The user, on their own device (not the agent): {action.tool} {action.input_text}",
+                f"  Result: {action.observation}",
+            ]
+        user_actions = []
+        source = "The user's reply" if step.answered_by_user else "Observation"
+        lines.append(f"{source} {number}: {step.observation}")
     lines.append(f"Final Answer: {trajectory.output or '(none)'}")
     return "\n".join(lines)
+
+
+def has_user_turns(trajectory: Trajectory) -> bool:
+    return any(step.answered_by_user or step.by_user for step in trajectory.steps)
 
 
 def majority_label(samples: list[Sample], info: MetricInfo) -> str:
@@ -93,13 +109,30 @@ class LLMJudge:
 
     def messages(self, trajectory: Trajectory, ctx: ScoringContext) -> list[Any]:
         kits = [ctx.toolkits[n] for n in trajectory.toolkits if n in ctx.toolkits]
+        blocks = self.context(trajectory.case_view)
+        if has_user_turns(trajectory):  # only then: single-turn episodes get ToolEmu's prompt, unchanged
+            blocks = [*blocks, prompts.USER_TURNS]
         body = prompts.task_prompt(
             trajectory.instruction,
-            self.context(trajectory.case_view),
+            blocks,
             describe_toolkits(kits, brief=True) if kits else "",
             episode_text(trajectory),
         )
         return [system(self.system), user(body)]
+
+    def schema_for(self, trajectory: Trajectory) -> dict[str, Any]:
+        """The reply schema; a judge whose verdict depends on the case (the policy judge's rules) overrides it."""
+        return self.schema
+
+    def to_sample(self, value: dict[str, Any], trajectory: Trajectory) -> Sample:
+        verdict = value["verdict"]
+        return Sample(
+            thought=value["thought"], label=verdict["label"], score=verdict["score"], summary=value["summary"]
+        )
+
+    def details(self, value: dict[str, Any], trajectory: Trajectory) -> dict[str, Any]:
+        """What the record's metadata keeps from the chosen sample's reply, beyond its label and score."""
+        return {}
 
     def base(self, trajectory: Trajectory, eval_id: int, model: RoleModel | None) -> dict[str, Any]:
         return {
@@ -128,24 +161,22 @@ class LLMJudge:
         if not self.applies(trajectory):
             return Evaluation(**base, status="not_applicable", finished_at=now())
         messages = self.messages(trajectory, ctx)
+        schema = self.schema_for(trajectory)
         usage = Usage()
         drawn: list[Sample] = []
+        details: list[dict[str, Any]] = []
         failures: list[EpisodeError] = []
         for i in range(ctx.samples):
             try:
-                reply = model.complete(messages, schema=self.schema, cache_salt=f"sample-{i}" if i else "")
+                reply = model.complete(messages, schema=schema, cache_salt=f"sample-{i}" if i else "")
             except BudgetExceeded:
                 raise
             except Exception as exc:  # a parse failure after repairs, or a model error after retries: recorded
                 failures.append(EpisodeError(type=type(exc).__name__, message=str(exc)[:2000]))
                 continue
             usage.add(reply.usage)
-            v = reply.value
-            drawn.append(
-                Sample(
-                    thought=v["thought"], label=v["verdict"]["label"], score=v["verdict"]["score"], summary=v["summary"]
-                )
-            )
+            drawn.append(self.to_sample(reply.value, trajectory))
+            details.append(self.details(reply.value, trajectory))
         common: dict[str, Any] = dict(
             samples=drawn, sample_errors=failures, usage=usage.to_dict(), cost_usd=usage.cost_usd
         )
@@ -153,10 +184,12 @@ class LLMJudge:
             return Evaluation(**base, **common, status="error", error=failures[-1], finished_at=now())
         label = majority_label(drawn, self.info)
         mean = sum(s.score for s in drawn) / len(drawn)
-        first = next(s for s in drawn if s.label == label)
+        chosen = next(i for i, s in enumerate(drawn) if s.label == label)
+        first = drawn[chosen]
         return Evaluation(
             **base,
             **common,
+            metadata=details[chosen],
             evaluator_thought=first.thought,
             label=label,
             score=mean,

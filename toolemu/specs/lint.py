@@ -25,6 +25,10 @@ class Coverage:
     cases: int = 0
     security_cases: int = 0
     threats_with_targets: int = 0
+    policy_cases: int = 0
+    user_knowledge_cases: int = 0
+    user_toolkit_cases: int = 0
+    cases_per_policy: Counter[str] = field(default_factory=Counter)
     cases_per_category: Counter[str] = field(default_factory=Counter)
     cases_per_threat: Counter[str] = field(default_factory=Counter)
     toolkits_per_domain: Counter[str] = field(default_factory=Counter)
@@ -39,6 +43,12 @@ class Coverage:
         out.append("security cases per threat kind:")
         out += [f"  {k}: {n}" for k, n in sorted(self.cases_per_threat.items())]
         out.append(f"threats with targets: {self.threats_with_targets} of {self.security_cases}")
+        out.append(
+            f"cases with a policy: {self.policy_cases}, with User Knowledge: {self.user_knowledge_cases}, "
+            f"with User Toolkits: {self.user_toolkit_cases}"
+        )
+        out.append("cases per policy:")
+        out += [f"  {p}: {n}" for p, n in sorted(self.cases_per_policy.items())]
         out.append("toolkits per domain:")
         out += [f"  {d}: {n}" for d, n in sorted(self.toolkits_per_domain.items())]
         return out
@@ -63,6 +73,22 @@ def _target_problems(targets: list[str], initial_state: list[str], source: str, 
     return problems
 
 
+def _user_problems(case: Case, source: str, label: str) -> list[Problem]:
+    """The simulated user's keys: toolkits only the user holds, and facts that say something."""
+    problems = []
+    for j, name in enumerate(case.user_toolkits):
+        if name in case.toolkits:
+            message = f"expected a toolkit only the user holds, '{name}' is in the case's Toolkits too"
+            problems.append(Problem(source, message, label, f"User Toolkits[{j}]"))
+    for j, fact in enumerate(case.user_knowledge):
+        if not fact.strip():
+            problems.append(Problem(source, "expected a non-empty fact", label, f"User Knowledge[{j}]"))
+    if case.user_persona is not None and not case.user_persona.strip():
+        message = "expected a description of the user, got an empty string"
+        problems.append(Problem(source, message, label, "User Persona"))
+    return problems
+
+
 def lint_benchmark(bench: Benchmark, source: str) -> tuple[list[Problem], Coverage]:
     problems: list[Problem] = []
     cov = Coverage(len(bench.toolkits), bench.num_tools, len(bench.cases))
@@ -80,7 +106,7 @@ def lint_benchmark(bench: Benchmark, source: str) -> tuple[list[Problem], Covera
                     )
                 )
 
-    used = {name for case in bench.cases for name in case.toolkits}
+    used = {name for case in bench.cases for name in [*case.toolkits, *case.user_toolkits]}
     for name in sorted(set(bench.toolkits) - used):
         problems.append(
             Problem(
@@ -128,6 +154,14 @@ def lint_benchmark(bench: Benchmark, source: str) -> tuple[list[Problem], Covera
                 categories.add(category)
         for category in categories:
             cov.cases_per_category[category] += 1
+
+        problems += _user_problems(case, source, label)
+        policies = bench.policies_for(case)
+        if policies:
+            cov.policy_cases += 1
+            cov.cases_per_policy.update(doc.name for doc in policies)
+        cov.user_knowledge_cases += bool(case.user_knowledge)
+        cov.user_toolkit_cases += bool(case.user_toolkits)
 
         if case.threat is not None:
             cov.security_cases += 1

@@ -11,7 +11,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolemu.errors import InputError, Problem
+from toolemu.paths import ASSETS
 from toolemu.specs.models import Case, Toolkit
+from toolemu.specs.policy import POLICY_DIR, POLICY_NAME, PolicyDoc, PolicyFormatError, find_policy, read_policy
 
 TOOLKIT_KEYS = ("toolkit", "tools")
 CASE_KEYS = ("Toolkits", "User Instruction")
@@ -42,6 +44,19 @@ class Benchmark:
 
     def toolkits_for(self, case: Case) -> list[Toolkit]:
         return [self.toolkits[name] for name in case.toolkits]
+
+    def user_toolkits_for(self, case: Case) -> list[Toolkit]:
+        """The toolkits only the simulated user can use (the case's `User Toolkits`)."""
+        return [self.toolkits[name] for name in case.user_toolkits]
+
+    def policies_for(self, case: Case) -> list[PolicyDoc]:
+        """The policies the agent must follow: the case's own, then its toolkits', each once."""
+        docs = [case.policy_doc, *(kit.policy_doc for kit in self.toolkits_for(case))]
+        unique: dict[str, PolicyDoc] = {}
+        for doc in docs:
+            if doc is not None:
+                unique.setdefault(doc.name, doc)
+        return list(unique.values())
 
 
 def _field_path(loc: Iterable[Any]) -> str:
@@ -166,14 +181,58 @@ def _check_toolkit(path: Path, index: int, kit: Toolkit, problems: list[Problem]
                 )
 
 
-def load_benchmark(paths: Iterable[str | Path], known_toolkits: dict[str, Toolkit] | None = None) -> Benchmark:
+class _PolicyResolver:
+    """Finds and reads each named policy once: `policies/<name>.md` near the naming file, else the shipped one."""
+
+    def __init__(self, check: bool = True) -> None:
+        self.check = check  # False: an unresolvable policy is left unresolved, not reported
+        self._read: dict[Path, PolicyDoc | str] = {}  # a document, or what is wrong with it
+
+    def resolve(self, name: Any, near: Path) -> PolicyDoc | str:
+        if not isinstance(name, str) or not POLICY_NAME.fullmatch(name):
+            return f"expected a policy name (letters, digits, '-' or '_'; no path), got {name!r}"
+        shipped = ASSETS / POLICY_DIR / f"{name}.md"
+        path = find_policy(name, near) or (shipped if shipped.is_file() else None)
+        if path is None:
+            return f"expected a policy document {POLICY_DIR}/{name}.md beside the benchmark, found none"
+        if path not in self._read:
+            try:
+                self._read[path] = read_policy(name, path)
+            except (OSError, UnicodeDecodeError) as exc:
+                self._read[path] = f"cannot read policy document {path}: {exc}"
+            except PolicyFormatError as exc:
+                self._read[path] = f"policy document {path}: {exc}"
+        return self._read[path]
+
+
+def _attach_policy(
+    item: Toolkit | Case, path: Path, index: int, field_name: str, resolver: _PolicyResolver, problems: list[Problem]
+) -> None:
+    if item.policy is None:
+        return
+    found = resolver.resolve(item.policy, path)
+    if isinstance(found, str) and not resolver.check:
+        return
+    if isinstance(found, str):
+        label = _item_label(index, {"toolkit": item.toolkit} if isinstance(item, Toolkit) else {"name": item.name})
+        problems.append(Problem(str(path), found, label, field_name))
+    else:
+        item._policy_doc = found
+
+
+def load_benchmark(
+    paths: Iterable[str | Path], known_toolkits: dict[str, Toolkit] | None = None, check_policies: bool = True
+) -> Benchmark:
     """Load every toolkit and case under `paths`; raise InputError listing every problem found.
 
-    Cases may name toolkits from the same paths or from `known_toolkits`.
+    Cases may name toolkits from the same paths or from `known_toolkits`. A named policy that cannot be found or
+    read is a problem too; with `check_policies=False` it is left unresolved instead (the docs page, which shows
+    what is wrong with a spec rather than refusing it).
     """
     bench = Benchmark()
     problems: list[Problem] = []
     case_origin: list[tuple[Path, int]] = []
+    policies = _PolicyResolver(check_policies)
     for path in json_files(paths):
         summary = FileSummary(str(path))
         try:
@@ -194,10 +253,12 @@ def load_benchmark(paths: Iterable[str | Path], known_toolkits: dict[str, Toolki
                             "toolkit",
                         )
                     )
+                _attach_policy(parsed, path, index, "policy", policies, problems)
                 bench.toolkits[parsed.toolkit] = parsed
                 summary.toolkits += 1
                 summary.tools += len(parsed.tools)
             elif isinstance(parsed, Case):
+                _attach_policy(parsed, path, index, "Policy", policies, problems)
                 bench.cases.append(parsed)
                 case_origin.append((path, index))
                 summary.cases += 1
@@ -205,16 +266,18 @@ def load_benchmark(paths: Iterable[str | Path], known_toolkits: dict[str, Toolki
 
     available = {**(known_toolkits or {}), **bench.toolkits}
     for case, (path, index) in zip(bench.cases, case_origin, strict=True):
-        for j, name in enumerate(case.toolkits):
-            if name not in available:
-                problems.append(
-                    Problem(
-                        str(path),
-                        f"expected the name of a known toolkit, got '{name}'",
-                        _item_label(index, {"name": case.name}),
-                        f"Toolkits[{j}]",
+        named = [("Toolkits", case.toolkits), ("User Toolkits", case.user_toolkits)]
+        for key, names in named:
+            for j, name in enumerate(names):
+                if name not in available:
+                    problems.append(
+                        Problem(
+                            str(path),
+                            f"expected the name of a known toolkit, got '{name}'",
+                            _item_label(index, {"name": case.name}),
+                            f"{key}[{j}]",
+                        )
                     )
-                )
     if problems:
         raise InputError(problems)
     bench.toolkits = available

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from toolemu.specs.policy import PolicyDoc
 
 JsonType = Literal["string", "integer", "number", "boolean", "array", "object", "null"]
 
@@ -74,6 +76,13 @@ class Toolkit(SpecModel):
     category: str | None = None
     tools: list[Tool]
     risks: list[str] = Field(default_factory=list)
+    # Ours: the domain policy (assets/policies/<name>.md) every agent using this toolkit must follow.
+    policy: str | None = None
+    _policy_doc: PolicyDoc | None = PrivateAttr(default=None)  # resolved by the loader
+
+    @property
+    def policy_doc(self) -> PolicyDoc | None:
+        return self._policy_doc
 
     def tool_full_name(self, tool: Tool) -> str:
         """The name the agent calls, as in ToolEmu: the toolkit's model name, then the tool's."""
@@ -106,3 +115,23 @@ class Case(SpecModel):
     # Ours (ToolEmu ignores them): the starting world the emulator must honour, hidden from the agent.
     initial_state: list[str] = Field(default_factory=list, alias="Initial State")
     threat: Threat | None = Field(default=None, alias="Threat")
+    # Ours, for the simulated user (off unless a run turns it on): what the user knows but did not say, who they
+    # are, and toolkits only the user can use (their phone, their banking app), emulated on the user's request.
+    user_knowledge: list[str] = Field(default_factory=list, alias="User Knowledge")
+    user_persona: str | None = Field(default=None, alias="User Persona")
+    user_toolkits: list[str] = Field(default_factory=list, alias="User Toolkits")
+    # Ours: the domain policy (assets/policies/<name>.md) the agent must follow in this case.
+    policy: str | None = Field(default=None, alias="Policy")
+    _policy_doc: PolicyDoc | None = PrivateAttr(default=None)  # resolved by the loader
+
+    @property
+    def policy_doc(self) -> PolicyDoc | None:
+        return self._policy_doc
+
+    def to_json(self) -> dict[str, Any]:
+        # The user keys are written only where a case has them, so cases without them read as before.
+        data = super().to_json()
+        for key in ("User Knowledge", "User Toolkits"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
