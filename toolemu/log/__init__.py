@@ -8,7 +8,17 @@ for episode in run.episodes()[0]:
 
 from toolemu.log.evaluation import EvalStatus, Evaluation, Sample, Score, ScoreStatus
 from toolemu.log.jsonl import JsonlWriter, read_jsonl, rewrite_jsonl, scan_jsonl, write_json_atomic
-from toolemu.log.layout import RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunFiles, eval_path, run_files, runs_in
+from toolemu.log.layout import (
+    RETRIED_ERRORS,
+    RUN_FILE,
+    TRAJECTORIES,
+    RunFiles,
+    eval_file_key,
+    eval_path,
+    run_files,
+    runs_in,
+    split_eval_key,
+)
 from toolemu.log.meta import RunMeta, read_meta, write_meta
 from toolemu.log.read import Episode, RunLog, read_evaluations, read_run, read_trajectories
 from toolemu.log.records import (
@@ -70,6 +80,7 @@ __all__ = [
     "Trajectory",
     "UserReply",
     "as_text",
+    "eval_file_key",
     "eval_path",
     "now",
     "read_evaluations",
@@ -81,6 +92,7 @@ __all__ = [
     "run_files",
     "runs_in",
     "scan_jsonl",
+    "split_eval_key",
     "toolemu_intermediate_steps",
     "write_json_atomic",
     "write_meta",

@@ -73,6 +73,8 @@ class Evaluation(BaseModel):
     samples: list[Sample] = Field(default_factory=list)
     sample_errors: list[EpisodeError] = Field(default_factory=list)
     evaluator: dict[str, Any] = Field(default_factory=dict)  # the judge model's settings, when it has one
+    judge_id: str = ""  # hash of `judge` ("" in records written before judges had ids)
+    judge: dict[str, Any] = Field(default_factory=dict)  # what the id hashes: model, parameters, prompt, version
     metadata: dict[str, Any] = Field(default_factory=dict)  # scorer-specific: e.g. a deterministic verdict
     usage: dict[str, Any] = Field(default_factory=dict)
     cost_usd: float = 0.0
@@ -106,6 +108,8 @@ class Evaluation(BaseModel):
 
     def to_score(self, scorer: str, metric: str) -> Score:
         identity = {"scorer": scorer, **({"model": self.evaluator_model} if self.evaluator_model else {})}
+        if self.judge_id:
+            identity["judge_id"] = self.judge_id
         if self.status in ("skipped", "not_applicable"):
             return Score(
                 scorer=scorer,

@@ -4,8 +4,12 @@
     <run>/trajectories.jsonl                one Trajectory per (case, trial)
     <run>/trajectories.errors.jsonl         failed attempts a resume re-ran, kept
     <run>/trajectories_eval_<type>.jsonl    one Evaluation per trajectory and scorer (ToolEmu's naming)
+    <run>/trajectories_eval_<type>@<judge>.jsonl    the same, by a panel's second, third... judge
 
-A ToolEmu dump is `<prefix>.jsonl` with `<prefix>_eval_<type>.jsonl` beside it; a folder may hold several.
+A ToolEmu dump is `<prefix>.jsonl` with `<prefix>_eval_<type>.jsonl` beside it; a folder may hold several. A judge
+panel's first judge writes the standard file (so ToolEmu's readers find one judge's verdicts where they expect
+them); every other judge writes its own `@<judge>` file. `eval_files()` lists both kinds, keyed `<type>` and
+`<type>@<judge>`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ TRAJECTORIES = "trajectories.jsonl"
 RETRIED_ERRORS = "trajectories.errors.jsonl"  # failed attempts that a resume re-ran: kept, not lost
 RUN_FILE = "run.json"
 EVAL_INFIX = "_eval_"
+JUDGE_MARK = "@"  # <type>@<judge>: a panel judge's eval file
 
 
 @dataclass(frozen=True)
@@ -62,9 +67,20 @@ class RunFiles:
         return found
 
 
-def eval_path(trajectories: Path, eval_type: str) -> Path:
-    """ToolEmu's naming: <trajectories stem>_eval_<eval_type>.jsonl beside the trajectories."""
-    return trajectories.with_name(f"{trajectories.stem}{EVAL_INFIX}{eval_type}.jsonl")
+def eval_path(trajectories: Path, eval_type: str, judge: str | None = None) -> Path:
+    """ToolEmu's naming: <trajectories stem>_eval_<eval_type>.jsonl beside the trajectories; a panel judge's
+    file adds @<judge>."""
+    return trajectories.with_name(f"{trajectories.stem}{EVAL_INFIX}{eval_file_key(eval_type, judge)}.jsonl")
+
+
+def eval_file_key(eval_type: str, judge: str | None = None) -> str:
+    return f"{eval_type}{JUDGE_MARK}{judge}" if judge else eval_type
+
+
+def split_eval_key(key: str) -> tuple[str, str | None]:
+    """An `eval_files()` key as (eval type, panel judge or None): agent_safe@openai-gpt-4o -> (agent_safe, ...)."""
+    eval_type, mark, judge = key.partition(JUDGE_MARK)
+    return (eval_type, judge) if mark and judge else (key, None)
 
 
 def toolemu_dumps_in(directory: Path) -> list[Path]:

@@ -35,6 +35,7 @@ class MetricInfo(BaseModel):
     failure_max: float | None = None  # when set: failure incidence = share of values <= failure_max
     labels: tuple[tuple[str, float], ...] = ()  # best first, for judges with a label scale
     order: int = 100  # where reports show it: lower first (safety 0, helpfulness 1, attack 2)
+    version: str = "1"  # bump when the scorer's rules change: part of its judge identity
 
     def at_or_above(self, value: float) -> bool:
         return value >= self.threshold
@@ -59,6 +60,7 @@ class ScoringContext:
     hub: ModelHub | None = None
     toolkits: dict[str, Toolkit] = field(default_factory=dict)
     samples: int = 1
+    evaluator_role: str = "evaluator"  # the role an LLM judge asks for: a panel gives each judge its own
 
 
 @runtime_checkable

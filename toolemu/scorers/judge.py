@@ -17,6 +17,7 @@ from toolemu.log import CaseView, EpisodeError, Evaluation, Sample, Step, Trajec
 from toolemu.prompts import evaluator as prompts
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.scorers.base import MetricInfo, ScoringContext
+from toolemu.scorers.identity import JudgeIdentity, llm_identity, short_hash
 
 MAX_THOUGHT = 1000
 MAX_SUMMARY = 300
@@ -107,6 +108,18 @@ class LLMJudge:
     def applies(self, trajectory: Trajectory) -> bool:
         return True
 
+    def prompt_hash(self) -> str:
+        """The prompt's part of the judge's identity: system text, reply schema, and the task template (the
+        user message with placeholders, so its wording and context blocks count too, with the block it adds when
+        the user spoke)."""
+        template = prompts.task_prompt("{instruction}", self.context(CaseView()), "{toolkits}", "{episode}")
+        parts = {"system": self.system, "schema": self.schema, "task": template, "user_turns": prompts.USER_TURNS}
+        return short_hash(parts, 16)
+
+    def identity(self, ctx: ScoringContext) -> JudgeIdentity:
+        described = ctx.hub.options_for(ctx.evaluator_role).describe() if ctx.hub is not None else {}
+        return llm_identity(self, described, ctx.samples, self.prompt_hash())
+
     def messages(self, trajectory: Trajectory, ctx: ScoringContext) -> list[Any]:
         kits = [ctx.toolkits[n] for n in trajectory.toolkits if n in ctx.toolkits]
         blocks = self.context(trajectory.case_view)
@@ -134,7 +147,9 @@ class LLMJudge:
         """What the record's metadata keeps from the chosen sample's reply, beyond its label and score."""
         return {}
 
-    def base(self, trajectory: Trajectory, eval_id: int, model: RoleModel | None) -> dict[str, Any]:
+    def base(
+        self, trajectory: Trajectory, eval_id: int, model: RoleModel | None, judge: JudgeIdentity | None = None
+    ) -> dict[str, Any]:
         return {
             "eval_id": eval_id,
             "eval_type": self.info.eval_type,
@@ -145,6 +160,8 @@ class LLMJudge:
             "trial": trajectory.trial,
             "trajectory_started_at": trajectory.started_at,
             "evaluator": model.options.describe() if model else {},
+            "judge_id": judge.id if judge else "",
+            "judge": judge.model_dump(mode="json") if judge else {},
             "started_at": now(),
         }
 
@@ -153,8 +170,8 @@ class LLMJudge:
         become an error record; only a budget stop propagates (the judgement is then not made at all)."""
         if ctx.hub is None:
             raise ValueError(f"scorer {self.info.name!r} needs a model hub")
-        model = ctx.hub.model("evaluator")
-        base = self.base(trajectory, eval_id, model)
+        model = ctx.hub.model(ctx.evaluator_role)
+        base = self.base(trajectory, eval_id, model, self.identity(ctx))
         if trajectory.status == "error":
             reason = EpisodeError(type="EpisodeError", message="the episode errored; there is nothing to judge")
             return Evaluation(**base, status="skipped", error=reason, finished_at=now())

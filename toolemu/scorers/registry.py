@@ -8,6 +8,7 @@ import inspect
 from collections.abc import Callable
 
 from toolemu.errors import InputError
+from toolemu.log import split_eval_key
 from toolemu.scorers.base import MetricInfo, Scorer
 
 ScorerFactory = Callable[[], Scorer]
@@ -61,7 +62,9 @@ def get_scorer(name: str) -> Scorer:
 
 def info_for_eval_type(eval_type: str) -> MetricInfo:
     """How to read an eval file: its registered scorer's info, or one worked out for a file we did not write
-    (a fork's `agent_help_ignore_safety` is a helpfulness variant, shown under its own name)."""
+    (a fork's `agent_help_ignore_safety` is a helpfulness variant, shown under its own name). A panel judge's
+    file (`agent_safe@<judge>`) reads like its type's."""
+    eval_type, _ = split_eval_key(eval_type)
     for info in _INFOS.values():
         if info.eval_type == eval_type:
             return info

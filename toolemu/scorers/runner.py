@@ -11,10 +11,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolemu.llm import BudgetExceeded
-from toolemu.log import Evaluation, JsonlWriter, Trajectory, rewrite_jsonl, run_files, scan_jsonl
+from toolemu.log import Evaluation, JsonlWriter, Trajectory, eval_file_key, rewrite_jsonl, run_files, scan_jsonl
 from toolemu.log.read import parse_evaluation, read_trajectories
 from toolemu.progress import progress_bar
 from toolemu.scorers.base import Scorer, ScoringContext
+from toolemu.scorers.identity import identity_of, stamped
 
 log = logging.getLogger("toolemu")
 
@@ -36,10 +37,28 @@ class EvalSummary:
     episode_errors: int = 0  # episodes that errored: recorded as "skipped", nothing to judge
     not_applicable: int = 0  # outside a scorer's scope (e.g. attack on a case with no threat)
     not_run: int = 0
+    other_judge: int = 0  # kept judgements of another judge, moved aside and judged again
+    judges: dict[str, str] = field(default_factory=dict)  # eval file key -> the judge's label (model [id])
     stop_reason: str = ""
 
+    def add(self, other: EvalSummary) -> None:
+        """Fold a panel judge's summary into this one."""
+        self.files |= other.files
+        self.judges |= other.judges
+        for name in ("total", "skipped", "ok", "failed", "episode_errors", "not_applicable", "not_run", "other_judge"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.stop_reason = self.stop_reason or other.stop_reason
+
     def lines(self) -> list[str]:
-        out = [f"evaluations: {path}" for path in self.files.values()]
+        out = [
+            f"evaluations: {path}" + (f"  (judge {self.judges[key]})" if key in self.judges else "")
+            for key, path in self.files.items()
+        ]
+        if self.other_judge:
+            out.append(
+                f"judged again: {self.other_judge} earlier judgements were made by another judge; they are kept in "
+                "the .errors.jsonl file beside their eval file"
+            )
         out.append(
             f"judgements: {self.total} (already done {self.skipped}, judged now {self.ok}, failed {self.failed}, "
             f"episodes that errored {self.episode_errors}, not applicable {self.not_applicable})"
@@ -49,28 +68,33 @@ class EvalSummary:
         return out
 
 
-def prepare_eval_file(path: Path, eval_type: str, current: set[Key]) -> set[Key]:
-    """Keep the judgements that still match a trajectory; move failed, stale and unreadable ones aside (never
-    lost: the errors file beside it gets them)."""
+def prepare_eval_file(path: Path, eval_type: str, current: set[Key], judge_id: str = "") -> tuple[set[Key], int]:
+    """Keep the judgements that still match a trajectory and were made by this judge; move failed, stale,
+    unreadable and other judges' ones aside (never lost: the errors file beside it gets them). A record that
+    names no judge (written before judges had ids) is kept. Returns the kept keys and how many records another
+    judge made."""
     raw = scan_jsonl(path)
     keep: dict[Key, dict[str, Any]] = {}
     aside = raw.unparsed_records("not a whole evaluation record; judged again")
+    other_judge = 0
     for position, record in enumerate(raw.records):
         try:
             ev = parse_evaluation(record, eval_type, position)
         except ValidationError:
             aside.append(record)
             continue
-        if ev.status in ("ok", "skipped", "not_applicable") and ev.key in current and ev.key not in keep:
+        mine = not judge_id or not ev.judge_id or ev.judge_id == judge_id
+        if mine and ev.status in ("ok", "skipped", "not_applicable") and ev.key in current and ev.key not in keep:
             keep[ev.key] = record
         else:
+            other_judge += not mine
             aside.append(record)
     if aside:
         errors = JsonlWriter(path.with_name(path.stem + ".errors.jsonl"))
         for record in aside:
             errors.append(record)
         rewrite_jsonl(path, list(keep.values()))
-    return set(keep)
+    return set(keep), other_judge
 
 
 def evaluate_trajectories(
@@ -79,7 +103,9 @@ def evaluate_trajectories(
     ctx: ScoringContext,
     batch_size: int = 1,
     show_progress: bool = True,
+    judge: str | None = None,
 ) -> EvalSummary:
+    """Judge every trajectory with every scorer; `judge` (a panel judge's slug) writes `_eval_<type>@<judge>`."""
     files = run_files(trajectories)
     records, problems = read_trajectories(files.trajectories)
     for problem in problems:
@@ -88,11 +114,16 @@ def evaluate_trajectories(
     summary = EvalSummary()
     tasks: list[tuple[Scorer, int]] = []
     writers: dict[str, JsonlWriter] = {}
+    identities = {scorer.info.name: identity_of(scorer, ctx) for scorer in scorers}
     for scorer in scorers:
         eval_type = scorer.info.eval_type
-        path = files.eval_file(eval_type)
-        summary.files[eval_type] = path
-        done = prepare_eval_file(path, eval_type, set(keys))
+        file_key = eval_file_key(eval_type, judge)
+        path = files.eval_file(file_key)
+        identity = identities[scorer.info.name]
+        summary.files[file_key] = path
+        summary.judges[file_key] = identity.label
+        done, other_judge = prepare_eval_file(path, eval_type, set(keys), identity.id)
+        summary.other_judge += other_judge
         writers[eval_type] = JsonlWriter(path)
         todo = [(scorer, i) for i, key in enumerate(keys) if key not in done]
         summary.total += len(keys)
@@ -122,6 +153,7 @@ def evaluate_trajectories(
                         summary.stop_reason = str(exc)
                         summary.not_run += 1
                         continue
+                    evaluation = stamped(evaluation, identities[scorer.info.name])
                     writers[scorer.info.eval_type].append(evaluation)
                     cost += evaluation.cost_usd
                     if evaluation.status == "ok":
