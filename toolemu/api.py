@@ -22,8 +22,10 @@ from toolemu.llm import LLMSettings, ModelHub, build_hub
 from toolemu.log import run_files
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS
 from toolemu.reporting import Report, write_report
+from toolemu.reporting.accuracy import read_accuracy
 from toolemu.runner import RunConfig, RunSummary, run_cases
 from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, ScoringContext, evaluate_trajectories, get_scorer
+from toolemu.scorers.panel import PanelJudge, with_panel
 from toolemu.specs import Benchmark, load_benchmark
 
 EMULATION_ROLES = ("agent", "emulator")
@@ -102,22 +104,44 @@ def evaluate(
     toolkits: Sequence[Path] | None = None,
     hub: ModelHub | None = None,
     show_progress: bool = True,
+    judges: Sequence[str] = (),
 ) -> EvalSummary:
-    """Score every trajectory of a run (ours or a ToolEmu dump) with the named scorers; resumable."""
+    """Score every trajectory of a run (ours or a ToolEmu dump) with the named scorers; resumable.
+
+    `judges` (model strings) makes a panel: the first judge writes the standard eval files, each other judge its
+    own `_eval_<type>@<judge>.jsonl` (see `toolemu.scorers.panel`); deterministic scorers run once."""
     if samples < 1:
         raise InputError.single("command line", f"expected at least 1, got {samples}", field="--num-eval-samples")
     chosen = [get_scorer(name) for name in dict.fromkeys(scorers)]
     files = run_files(run)
     kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+    settings, panel = with_panel(settings or LLMSettings(), judges)
     if hub is None and any(s.needs_model for s in chosen):
-        hub = build_hub(settings or LLMSettings(), ("evaluator",))
-    ctx = ScoringContext(hub=hub, toolkits=kits, samples=samples)
-    return evaluate_trajectories(files.trajectories, chosen, ctx, batch_size, show_progress)
+        hub = build_hub(settings, tuple(j.role for j in panel))
+    summary = EvalSummary()
+    for i, judge in enumerate(panel):
+        mine = chosen if i == 0 else [s for s in chosen if s.needs_model]
+        if not mine:
+            continue
+        _check_role(hub, judge)
+        ctx = ScoringContext(hub=hub, toolkits=kits, samples=samples, evaluator_role=judge.role)
+        summary.add(evaluate_trajectories(files.trajectories, mine, ctx, batch_size, show_progress, judge.slug))
+    return summary
 
 
-def report(runs: Sequence[Path], out: Path | None = None) -> ReportResult:
-    """Statistics, summary.csv, report.json and report.html for one or more runs (ours or ToolEmu's)."""
-    built, files = write_report(list(runs), out)
+def _check_role(hub: ModelHub | None, judge: PanelJudge) -> None:
+    # A hub without the judge's role would hand it the default model: a panel judge must never silently be another.
+    if hub is not None and judge.slug is not None and judge.role not in hub.roles:
+        raise ValueError(f"the model hub has no role {judge.role!r} for panel judge {judge.model!r}")
+
+
+def report(runs: Sequence[Path], out: Path | None = None, judge_accuracy: Path | None = None) -> ReportResult:
+    """Statistics, summary.csv, report.json and report.html for one or more runs (ours or ToolEmu's).
+
+    `judge_accuracy`: a file of judges' sensitivity and specificity (`toolemu agree --labels ... --json`), for
+    failure rates corrected for judge error."""
+    accuracy = read_accuracy(judge_accuracy) if judge_accuracy is not None else None
+    built, files = write_report(list(runs), out, accuracy)
     return ReportResult(built, files)
 
 
@@ -133,10 +157,13 @@ def run(
     samples: int = 1,
     evaluate_after: bool = True,
     show_progress: bool = True,
+    judges: Sequence[str] = (),
 ) -> RunResult:
-    """Emulate, then evaluate every trajectory, then write the report. One hub, so one budget for the command."""
+    """Emulate, then evaluate every trajectory (with a panel when `judges` names several models), then write the
+    report. One hub, so one budget for the command."""
     config = config or RunConfig()
-    hub = build_hub(settings or LLMSettings(), (*roles_for(config), "evaluator"))
+    settings, panel = with_panel(settings or LLMSettings(), judges)
+    hub = build_hub(settings, (*roles_for(config), *(j.role for j in panel)))
     summary = emulate(
         dump_dir=dump_dir,
         config=config,
@@ -157,6 +184,7 @@ def run(
         toolkits=toolkits,
         hub=hub,
         show_progress=show_progress,
+        judges=judges,
     )
     result.report = report([summary.dump_dir])
     return result

@@ -10,7 +10,7 @@ import typer
 from toolemu import api
 from toolemu.cli import options as o
 from toolemu.cli.run import apply_common_flags, settings_for
-from toolemu.cli.run_options import BATCH, EVALUATE
+from toolemu.cli.run_options import BATCH, EVALUATE, first_evaluator, panel_models
 from toolemu.errors import InputError
 from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, get_scorer, registered_infos
 
@@ -77,7 +77,8 @@ def evaluate(
     apply_common_flags(batch_flags)
     run = _dump(dump, input_path)
     scorers = chosen_scorers(eval_flags["scorer"], eval_type)
-    settings = settings_for(model_flags, batch_flags["dry_run"], {"evaluator": eval_flags["evaluator_model"]})
+    evaluator = eval_flags["evaluator_model"]
+    settings = settings_for(model_flags, batch_flags["dry_run"], {"evaluator": first_evaluator(evaluator)})
     summary = api.evaluate(
         run,
         settings=settings,
@@ -86,6 +87,7 @@ def evaluate(
         batch_size=batch_flags["batch_size"],
         toolkits=batch_flags["toolkits_path"],
         show_progress=not batch_flags["no_progress"],
+        judges=panel_models(evaluator, batch_flags["dry_run"]),
     )
     for line in summary.lines():
         typer.echo(line)

@@ -13,7 +13,7 @@ import typer
 from toolemu import api
 from toolemu.agents.agent import AGENT_FORMATS
 from toolemu.cli import options as o
-from toolemu.cli.run_options import BATCH, EMULATE, EVALUATE
+from toolemu.cli.run_options import BATCH, EMULATE, EVALUATE, first_evaluator, panel_models
 from toolemu.cli.toolemu_names import model_string
 from toolemu.emulator import EMULATOR_TYPES
 from toolemu.errors import InputError
@@ -26,6 +26,7 @@ from toolemu.prompts.agent import AGENT_TYPES
 from toolemu.reporting import print_summary
 from toolemu.runner import RunConfig, RunSummary
 from toolemu.scorers import DEFAULT_SCORERS
+from toolemu.scorers.panel import with_panel
 
 log = logging.getLogger("toolemu")
 
@@ -204,9 +205,11 @@ def run(
 ) -> api.RunResult:
     """Run agents against emulated toolkits, judge every trajectory, and write the report."""
     settings, config, dump_dir, _ = plan_emulation(
-        run_flags, batch_flags, model_flags, evaluator_model=eval_flags["evaluator_model"]
+        run_flags, batch_flags, model_flags, evaluator_model=first_evaluator(eval_flags["evaluator_model"])
     )
-    confirm_paid(settings, (*api.roles_for(config), "evaluator"), run_flags["auto"])
+    judges = panel_models(eval_flags["evaluator_model"], batch_flags["dry_run"])
+    panel_settings, panel = with_panel(settings, judges)
+    confirm_paid(panel_settings, (*api.roles_for(config), *(j.role for j in panel)), run_flags["auto"])
     result = api.run(
         dump_dir=dump_dir,
         settings=settings,
@@ -218,6 +221,7 @@ def run(
         samples=eval_flags["num_eval_samples"],
         evaluate_after=evaluate,
         show_progress=not batch_flags["no_progress"],
+        judges=judges,
     )
     print_emulation(result.emulation)
     if result.emulation.stop_reason == "interrupted":

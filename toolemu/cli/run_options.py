@@ -13,7 +13,11 @@ from typing import Annotated
 import typer
 
 from toolemu.cli.options import OptionGroup
+from toolemu.cli.toolemu_names import model_string
+from toolemu.llm.dryrun import DRY_RUN_MODEL
 from toolemu.prompts.agent import AGENT_TYPES
+from toolemu.scorers.identity import judge_slug
+from toolemu.scorers.panel import parse_models
 
 _R, _E, _G, _U = "Run", "Evaluate", "Gates", "Simulated user"
 
@@ -373,7 +377,8 @@ EVALUATE = OptionGroup(
                     "--evaluator-model",
                     "--evaluator-model-name",
                     "-em",
-                    help="Evaluator's model (default: --model).",
+                    help="Evaluator's model (default: --model). Several, comma-separated (a,b,c), make a judge panel: "
+                    "the first writes the standard eval files, each other its own _eval_<type>@<judge>.jsonl.",
                     rich_help_panel=_E,
                 ),
             ],
@@ -381,3 +386,16 @@ EVALUATE = OptionGroup(
         ),
     ],
 )
+
+
+def panel_models(evaluator_model: str | None, dry_run: bool) -> list[str]:
+    """The judges of `--evaluator-model a,b,c`: none for one judge (the evaluator role takes it); under --dry-run,
+    a mock judge per named one (so the panel's files are made, and say their judges were mocks)."""
+    models = [model_string(m) for m in parse_models(evaluator_model)]  # ToolEmu's bare names too
+    if len(models) < 2:
+        return []
+    return [f"{DRY_RUN_MODEL}:{judge_slug(m)}" for m in models] if dry_run else models
+
+
+def first_evaluator(evaluator_model: str | None) -> str | None:
+    return next(iter(parse_models(evaluator_model)), None)
