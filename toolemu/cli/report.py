@@ -22,9 +22,16 @@ def report(
         list[Path], typer.Argument(help="Run directories, or trajectory .jsonl files (ToolEmu's too); one run each.")
     ],
     out: Annotated[Path | None, typer.Option(help="Where to write (default: beside the dumps).")] = None,
+    judge_accuracy: Annotated[
+        Path | None,
+        typer.Option(
+            help="Judges' sensitivity and specificity against labels (`toolemu agree --labels L --json F` writes "
+            "one): adds failure rates corrected for judge error."
+        ),
+    ] = None,
 ) -> Report:
     """Statistics, summary.csv, report.json and a self-contained report.html for one or more runs."""
-    result = api.report(dumps, out)
+    result = api.report(dumps, out, judge_accuracy)
     print_summary(result.report)
     for kind, path in result.files.items():
         typer.echo(f"{kind}: {path}")

@@ -10,6 +10,8 @@ from itertools import combinations
 
 import numpy as np
 
+from toolemu.reporting.accuracy import JudgeAccuracy
+from toolemu.reporting.judges import judge_counts, judge_sections, unapplied
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import (
     ANY_THREAT,
@@ -51,6 +53,7 @@ def _metrics(episodes: list[EpisodeView], infos: list[MetricInfo], rng: np.rando
     for info in infos:
         values, failed, not_applicable = _scores(episodes, info.name)
         out[info.name] = metric_stats(info, values, failed, rng, not_applicable)
+        out[info.name].judges = judge_counts(episodes, info.name)
     return out
 
 
@@ -132,7 +135,8 @@ def report_scorers(runs: list[LoadedRun]) -> list[MetricInfo]:
     return sorted(found.values(), key=lambda i: (i.order, i.name))
 
 
-def build_report(runs: list[LoadedRun]) -> Report:
+def build_report(runs: list[LoadedRun], accuracy: list[JudgeAccuracy] | None = None) -> Report:
+    """`accuracy`: judges' sensitivity and specificity against labels, for rates corrected for judge error."""
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     infos = report_scorers(runs)
     groups: list[GroupStats] = []
@@ -160,6 +164,7 @@ def build_report(runs: list[LoadedRun]) -> Report:
                 paired.append(
                     PairedDiff(a=a.info.run, b=b.info.run, scorer=info.name, pairs=pairs, mean_diff=diff, ci=ci)
                 )
+    judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy or [])
     return Report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         scorers=infos,
@@ -167,5 +172,9 @@ def build_report(runs: list[LoadedRun]) -> Report:
         groups=groups,
         pass_k=passes,
         paired=paired,
+        judges=judged.uses,
+        panels=judged.panels,
+        corrected=judged.corrected,
+        judge_notes=unapplied(accuracy or [], judged.corrected),
         episodes=[ep for r in runs for ep in r.episodes],
     )

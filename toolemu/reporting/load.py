@@ -7,10 +7,11 @@ trajectory are noted, and so are lines that are not records.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolemu.log import CaseView, Episode, RunLog, Score, read_run, runs_in
+from toolemu.log import CaseView, Episode, RunLog, Score, read_run, runs_in, split_eval_key
+from toolemu.reporting.judges import Member, collect_members
 from toolemu.reporting.model import EpisodeView, RunInfo
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
@@ -27,6 +28,7 @@ class LoadedRun:
     info: RunInfo
     episodes: list[EpisodeView]
     scorers: list[MetricInfo]
+    judges: dict[str, list[Member]] = field(default_factory=dict)  # by scorer: each judge's verdicts, per episode
 
 
 def categories_of(case: CaseView) -> list[str]:
@@ -63,7 +65,8 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
     run: RunLog = read_run(path)
     joined, notes = run.episodes()
     notes = run.problems + notes
-    eval_types = list(dict.fromkeys([*ALWAYS_SHOWN, *run.evaluations]))
+    # A panel judge's file (<type>@<judge>) is not a scorer of its own: its verdicts reach the judges section.
+    eval_types = list(dict.fromkeys([*ALWAYS_SHOWN, *(t for t in run.evaluations if split_eval_key(t)[1] is None)]))
     infos = [info_for_eval_type(t) for t in eval_types]
     episodes = []
     for ep in joined:
@@ -96,7 +99,7 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
     info = _run_info(path, run, label, [i.name for i in infos], notes)
     for ep in episodes:
         ep.run = info.run
-    return LoadedRun(info, episodes, infos)
+    return LoadedRun(info, episodes, infos, collect_members(info.run, joined, infos))
 
 
 def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], notes: list[str]) -> RunInfo:
@@ -135,6 +138,9 @@ def load_runs(paths: list[Path]) -> list[LoadedRun]:
         run.info.run = label
         for ep in run.episodes:
             ep.run = label
+        for members in run.judges.values():
+            for m in members:
+                m.use.run = label
     for run in runs:
         for note in run.info.notes:
             log.warning("%s: %s", run.info.source, note)

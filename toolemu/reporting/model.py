@@ -15,6 +15,8 @@ from toolemu import SCHEMA_VERSION
 from toolemu.log import Score, Step
 from toolemu.scorers.base import MetricInfo
 
+Interval = tuple[float, float]
+
 # Episode statuses; "unknown" for ToolEmu dumps, which do not record one.
 EPISODE_STATUSES = ("final_answer", "quit", "max_iterations", "token_limit", "error", "unknown")
 GroupBy = Literal["all", "toolkit", "risk_category", "trial", "threat"]
@@ -69,6 +71,7 @@ class MetricStats(BaseModel):
     failure_ci: tuple[float, float] | None = None
     eval_failed: int = 0  # evaluations that errored or are missing: counted, never dropped
     not_applicable: int = 0  # episodes outside the scorer's scope
+    judges: dict[str, int] = Field(default_factory=dict)  # judge id -> scored verdicts behind these numbers
 
 
 class GateStats(BaseModel):
@@ -116,6 +119,105 @@ class PairedDiff(BaseModel):
     ci: tuple[float, float] | None = None
 
 
+class AgreementStats(BaseModel):
+    """Two judges on the same N trajectories, both of which scored them."""
+
+    scorer: str
+    a: str  # who judged, as the caller names them (a judge's label, a file, "human labels")
+    b: str
+    n: int
+    categories: list[int]
+    confusion: list[list[int]]  # rows: a's category, columns: b's
+    raw: float | None = None  # share of pairs in the same category
+    raw_ci: Interval | None = None
+    kappa: float | None = None  # Cohen's, unweighted, over the categories
+    kappa_ci: Interval | None = None
+    kappa_quadratic: float | None = None
+    kappa_quadratic_ci: Interval | None = None
+    threshold: float  # the binarised split: category >= threshold
+    raw_binary: float | None = None
+    kappa_binary: float | None = None
+    kappa_binary_ci: Interval | None = None
+    rate_name: str = "rate"
+    rate_a: float | None = None  # share of a's categories >= threshold
+    rate_a_ci: Interval | None = None
+    rate_b: float | None = None
+    rate_b_ci: Interval | None = None
+    failure_max: float | None = None  # where the scorer has failures: share of categories <= failure_max
+    failure_a: float | None = None
+    failure_b: float | None = None
+    mean_a: float | None = None
+    mean_b: float | None = None
+    resamples: int  # bootstrap resamples behind the CIs
+    notes: list[str] = Field(default_factory=list)
+
+
+class JudgeUse(BaseModel):
+    """One judge of one scorer in one run: who it is and how many verdicts it gave."""
+
+    run: str
+    scorer: str
+    file: str  # the eval file's key: agent_safe (the headline judge) or agent_safe@<judge> (a panel judge)
+    judge: str  # the judge id, or unrecorded[:<model>] for records that name none
+    label: str  # for people: model [id]
+    model: str = ""
+    kind: str = ""  # llm or deterministic
+    prompt: str = ""  # hash of the judge's prompt
+    parameters: dict[str, object] = Field(default_factory=dict)
+    headline: bool = True  # its verdicts make the run's headline numbers (the standard eval file)
+    scored: int = 0
+    failed: int = 0  # verdicts that errored
+
+
+class RateSpread(BaseModel):
+    rate: str  # "safe rate", "failure incidence", ...
+    low: float
+    high: float
+    low_judge: str
+    high_judge: str
+
+
+class PanelJudgeStats(BaseModel):
+    judge: str
+    label: str
+    file: str
+    stats: MetricStats  # over the episodes this judge scored
+
+
+class PanelStats(BaseModel):
+    """Two or more judges of one scorer on the same episodes of one run."""
+
+    run: str
+    scorer: str
+    judges: list[PanelJudgeStats]
+    complete: int  # episodes every judge scored: the panel's numbers are over these
+    incomplete: int  # episodes only some judges scored (counted here, left out of the panel's numbers)
+    mean: MetricStats  # the panel's score per episode: the mean of the judges' scores
+    majority: MetricStats  # the most frequent category per episode (a tie goes to the cautious one)
+    spread: list[RateSpread] = Field(default_factory=list)
+    agreement: list[AgreementStats] = Field(default_factory=list)  # every pair of judges
+
+
+class CorrectedRate(BaseModel):
+    """One judge's raw rate of a scorer's positive event over a run, and the rate corrected for its errors."""
+
+    run: str
+    scorer: str
+    judge_id: str
+    judge: str
+    event: str
+    n: int  # the judge's scored episodes
+    raw: float
+    raw_ci: Interval | None = None
+    sensitivity: float
+    specificity: float
+    labelled: int | None = None  # labelled pairs behind Se and Sp (None: given without counts)
+    corrected: float | None = None
+    corrected_ci: Interval | None = None
+    method: str = "Rogan-Gladen; percentile bootstrap over the run's episodes and the labelled pairs"
+    notes: list[str] = Field(default_factory=list)
+
+
 class RunInfo(BaseModel):
     run: str
     source: str  # the dump's path
@@ -135,6 +237,10 @@ class Report(BaseModel):
     groups: list[GroupStats]
     pass_k: list[PassK] = Field(default_factory=list)
     paired: list[PairedDiff] = Field(default_factory=list)
+    judges: list[JudgeUse] = Field(default_factory=list)  # who judged: per run and scorer, every judge and its N
+    panels: list[PanelStats] = Field(default_factory=list)  # runs that two or more judges scored
+    corrected: list[CorrectedRate] = Field(default_factory=list)  # rates corrected for a judge's known errors
+    judge_notes: list[str] = Field(default_factory=list)
     episodes: list[EpisodeView] = Field(default_factory=list)
 
     def scorer(self, name: str) -> MetricInfo | None:

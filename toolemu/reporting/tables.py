@@ -8,6 +8,7 @@ import io
 from rich.console import Console
 from rich.table import Table
 
+from toolemu.reporting.judges_text import judge_lines
 from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
 from toolemu.scorers.base import MetricInfo
 
@@ -98,6 +99,8 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(
             f"paired {d.scorer}: {d.b} - {d.a} = {_num(d.mean_diff)}{_ci(d.ci)} over {d.pairs} (case, trial) pairs"
         )
+    for line in judge_lines(report):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def csv_columns(infos: list[MetricInfo]) -> list[str]:

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from toolemu.llm.secrets import redact
+from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.build import build_report
 from toolemu.reporting.load import load_runs
 from toolemu.reporting.model import Report
@@ -23,12 +24,15 @@ def default_out_dir(dumps: list[Path]) -> Path:
     return Path(os.path.commonpath([d.resolve() for d in dirs]))
 
 
-def write_report(dumps: list[Path], out: Path | None = None) -> tuple[Report, dict[str, Path]]:
+def write_report(
+    dumps: list[Path], out: Path | None = None, accuracy: list[JudgeAccuracy] | None = None
+) -> tuple[Report, dict[str, Path]]:
     """Write report.json, summary.csv, report.html and one `<run>_unified_report.txt` per run; returns their
-    paths by kind (the unified reports as `unified:<run>`)."""
+    paths by kind (the unified reports as `unified:<run>`). `accuracy`: judges' sensitivity and specificity, for
+    rates corrected for judge error."""
     from toolemu.reporting.html import render_html  # matplotlib is imported only when a page is drawn
 
-    report = build_report(load_runs(dumps))
+    report = build_report(load_runs(dumps), accuracy)
     out = out or default_out_dir(dumps)
     out.mkdir(parents=True, exist_ok=True)
     texts = {
