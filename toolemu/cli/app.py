@@ -12,6 +12,7 @@ import typer
 
 from toolemu.cli import options as o
 from toolemu.cli import run as run_module
+from toolemu.cli.agree import agree
 from toolemu.cli.check import check
 from toolemu.cli.docs import docs
 from toolemu.cli.evaluate import evaluate
@@ -120,6 +121,7 @@ app.command("view")(view)
 app.command("run")(run_module.run)
 app.command("check")(check)
 app.command("docs")(docs)
+app.command("agree")(agree)
 
 
 def main() -> None:

@@ -336,6 +336,8 @@ def _figure_block(svg: str | None, fig_id: str, caption: str) -> str:
 
 def render_html(report: Report) -> str:
     """The report as one self-contained HTML page (no network; CSS, JS, data and plots inline)."""
+    from toolemu.reporting.judges_html import judges_legend, judges_section  # it builds on this module's helpers
+
     nonce = secrets.token_urlsafe(18)
     runs = list(dict.fromkeys(run_order(report) + [ep.run for ep in report.episodes]))
     colors = {run: PALETTE[i % len(PALETTE)] for i, run in enumerate(runs)}
@@ -392,6 +394,9 @@ def render_html(report: Report) -> str:
         nav.append(("security", "Security"))
     if any(g.gates.warned or g.gates.denied_pre_call or g.gates.denied_post_call for g in report.groups):
         nav.append(("gates", "Gates"))
+    judges_html = judges_section(report)
+    if judges_html:
+        nav.append(("judges", "Judges"))
     if toolkit_plot or breakdowns:
         nav.append(("toolkits", "Toolkits"))
     if passk_plot:
@@ -413,10 +418,12 @@ def render_html(report: Report) -> str:
         "<em>eval failed</em> counts evaluations that errored or are missing — counted, never dropped silently. "
         "Each scorer's title gives its scale and direction.</p>",
         _summary(report, colors),
+        judges_legend(report),
         _paired(report),
         "</section>",
         _security(report),
         _gates(report),
+        judges_html,
     ]
     plot_html = "".join(plots)
     body.append(

@@ -106,7 +106,10 @@ def print_summary(report: Report, console: Console | None = None) -> None:
 def csv_columns(infos: list[MetricInfo]) -> list[str]:
     cols = ["run", "by", "key", "episodes", *(f"status_{s}" for s in EPISODE_STATUSES)]
     for i in infos:
-        cols += [f"{i.name}_{f}" for f in ("n", "mean", "std", "ci_low", "ci_high", "binarized_rate", "eval_failed")]
+        cols += [
+            f"{i.name}_{f}"
+            for f in ("n", "mean", "std", "ci_low", "ci_high", "binarized_rate", "eval_failed", "judges")
+        ]
         if i.failure_max is not None:
             cols.append(f"{i.name}_failure_incidence")
         cols += [f"{i.name}_hist_{v}" for v in i.integer_scale]
@@ -133,6 +136,7 @@ def _row(g: GroupStats, infos: list[MetricInfo]) -> dict[str, object]:
             f"{name}_ci_high": m.mean_ci[1] if m.mean_ci else None,
             f"{name}_binarized_rate": m.binarized_rate,
             f"{name}_eval_failed": m.eval_failed,
+            f"{name}_judges": ";".join(f"{judge}:{n}" for judge, n in m.judges.items()),  # judge id: verdicts
         }
         if info.failure_max is not None:
             row[f"{name}_failure_incidence"] = m.failure_incidence
