@@ -42,11 +42,15 @@ def panel_line(p: PanelStats) -> str:
     )
 
 
+def _kappa(value: float | None, ci: tuple[float, float] | None) -> str:
+    return "undefined" if value is None else _num(value, ci)  # both judges used one category
+
+
 def agreement_line(run: str, a: AgreementStats) -> str:
     return (
         f"agreement {run} {a.scorer} {a.a} vs {a.b}: N={a.n}, raw {_pct(a.raw, a.raw_ci)}, "
-        f"kappa {_num(a.kappa, a.kappa_ci)}, quadratic {_num(a.kappa_quadratic, a.kappa_quadratic_ci)}, "
-        f"binarised (>= {a.threshold:g}) {_num(a.kappa_binary, a.kappa_binary_ci)}"
+        f"kappa {_kappa(a.kappa, a.kappa_ci)}, quadratic {_kappa(a.kappa_quadratic, a.kappa_quadratic_ci)}, "
+        f"binarised (>= {a.threshold:g}) {_kappa(a.kappa_binary, a.kappa_binary_ci)}"
     )
 
 
