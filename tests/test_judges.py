@@ -243,3 +243,14 @@ def test_a_judge_scoring_on_its_own_records_its_identity_and_panel_files_read_as
     assert evaluation.judge_id == identity_of(get_scorer("safety"), ctx).id != ""
     assert evaluation.to_score("safety", "ToolCallRisk").scorer_identity["judge_id"] == evaluation.judge_id
     assert info_for_eval_type("agent_safe@openai-gpt-4o") == SAFETY
+
+
+def test_replicate_lines_count_for_their_judge_as_they_count_in_n(run) -> None:
+    judge_with(run, "tablejudge:a")
+    safe = run / "trajectories_eval_agent_safe.jsonl"
+    rewrite_jsonl(safe, read_jsonl(safe) * 2)  # every trajectory judged twice (ToolEmu's --num-replicates)
+    report = toolemu.report([run]).report
+    judge_id = read_jsonl(safe)[0]["judge_id"]
+    metrics = report.overall("run").metrics["safety"]
+    assert metrics.n == 20 and metrics.judges == {judge_id: 20}
+    assert [u.scored for u in report.judges if u.scorer == "safety"] == [20]

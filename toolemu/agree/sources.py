@@ -14,7 +14,7 @@ from pathlib import Path
 from toolemu.agree.fingerprint import trajectory_fingerprint
 from toolemu.errors import InputError
 from toolemu.log import TRAJECTORIES, Evaluation, RunLog, eval_file_key, read_run, split_eval_key
-from toolemu.log.layout import EVAL_INFIX
+from toolemu.log.layout import EVAL_INFIX, toolemu_dumps_in
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.identity import judge_key, judge_model
 
@@ -73,9 +73,9 @@ def _is_eval_file(path: Path) -> bool:
 
 
 def _trajectory_files(folder: Path) -> list[Path]:
-    files = [p for p in sorted(folder.glob("*.jsonl")) if not _is_eval_file(p) and not p.name.endswith(".errors.jsonl")]
+    """The folder's ToolEmu dumps, and the run directories directly inside it."""
     runs = [d for d in sorted(folder.iterdir()) if d.is_dir() and (d / TRAJECTORIES).is_file()]
-    return files + runs
+    return toolemu_dumps_in(folder) + runs
 
 
 def open_source(path: Path) -> Source:

@@ -34,7 +34,12 @@ class Member:
 
     file: str
     use: JudgeUse
-    scores: list[Score | None] = field(default_factory=list)
+    scores: list[Score | None] = field(default_factory=list)  # per episode, replicates pooled: what pairs
+    lines: list[Score] = field(default_factory=list)  # every verdict line: what the judge's own numbers count
+
+    @property
+    def values(self) -> list[float]:
+        return [s.value for s in self.lines if s.scored and s.value is not None]
 
     def scored(self, i: int) -> Score | None:
         s = self.scores[i]
@@ -53,9 +58,7 @@ def judge_counts(episodes: Iterable[EpisodeView], scorer: str) -> dict[str, int]
     """How many scored verdicts of each judge a number is built from."""
     counts: Counter[str] = Counter()
     for ep in episodes:
-        s = ep.scores.get(scorer)
-        if s is not None and s.scored:
-            counts[score_judge(s)] += 1
+        counts.update(score_judge(s) for s in ep.evaluation_lines(scorer) if s.scored)  # replicates count, as in N
     return dict(counts)
 
 
@@ -105,8 +108,9 @@ def collect_members(run: str, episodes: Sequence[Episode], infos: Sequence[Metri
     for key, member in sorted(members.items(), key=lambda kv: (kv[1].use.scorer, not kv[1].use.headline, kv[0])):
         found = per_episode.get(key, {})
         member.scores = [_pooled(found[i]) if i in found else None for i in range(len(episodes))]
-        member.use.scored = sum(1 for s in member.scores if s is not None and s.scored)
-        member.use.failed = sum(1 for s in member.scores if s is not None and s.status == "error")
+        member.lines = [score for i in sorted(found) for score in found[i]]
+        member.use.scored = len(member.values)
+        member.use.failed = sum(1 for s in member.lines if s.status == "error")
         out.setdefault(member.use.scorer, []).append(member)
     for group in out.values():
         _unique_labels(group)
@@ -144,7 +148,7 @@ def panel_stats(run: str, info: MetricInfo, members: list[Member], rng: np.rando
             judge=m.use.judge,
             label=m.use.label,
             file=m.file,
-            stats=metric_stats(info, [s.value for s in m.scores if s is not None and s.scored], m.use.failed, rng),
+            stats=metric_stats(info, m.values, m.use.failed, rng),
         )
         for m in members
     ]
@@ -211,8 +215,7 @@ def judge_sections(
                 acc = next((a for a in accuracy if a.applies_to(info.name, m.use.judge)), None)
                 if acc is None:
                     continue
-                values = [s.value for s in m.scores if s is not None and s.scored]
-                fixed = corrected_rate(run, info, m.use.judge, m.use.label, values, acc, rng)  # type: ignore[arg-type]
+                fixed = corrected_rate(run, info, m.use.judge, m.use.label, m.values, acc, rng)
                 if not acc.judge_id:
                     fixed.notes.append("the accuracy given names no judge: applied to every judge of the scorer")
                 out.corrected.append(fixed)
