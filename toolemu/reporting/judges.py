@@ -74,13 +74,14 @@ def _pooled(scores: list[Score]) -> Score:
 def _use(run: str, info: MetricInfo, file: str, key: str, ev: Evaluation) -> JudgeUse:
     model = judge_model(ev)
     judge = ev.judge if isinstance(ev.judge, dict) else {}
-    shown = key if ev.judge_id else "id not recorded"
+    unrecorded = f"{model} [id not recorded]" if model else "judge not recorded"  # ToolEmu's, and our old records
+    label = f"{model} [{key}]" if ev.judge_id else unrecorded
     return JudgeUse(
         run=run,
         scorer=info.name,
         file=file,
         judge=key,
-        label=f"{model or 'unnamed judge'} [{shown}]",
+        label=label,
         model=model,
         kind=str(judge.get("kind", "")),
         prompt=str(judge.get("prompt", "")),
