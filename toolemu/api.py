@@ -27,6 +27,7 @@ from toolemu.runner import RunConfig, RunSummary, run_cases
 from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, ScoringContext, evaluate_trajectories, get_scorer
 from toolemu.scorers.panel import PanelJudge, with_panel
 from toolemu.specs import Benchmark, load_benchmark
+from toolemu.specs.version import BenchmarkIdentity, identify
 
 EMULATION_ROLES = ("agent", "emulator")
 
@@ -48,6 +49,15 @@ def load_cases(cases: Sequence[Path] | None = None, toolkits: Sequence[Path] | N
     """The benchmark to run: the given case and toolkit files, or the shipped ones."""
     kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
     return load_benchmark(list(cases or [DEFAULT_CASES]), known_toolkits=kits)
+
+
+def benchmark_identity(
+    bench: Benchmark, cases: Sequence[Path] | None = None, toolkits: Sequence[Path] | None = None
+) -> BenchmarkIdentity:
+    """The version and content hashes of what `load_cases(cases, toolkits)` loaded, for run.json."""
+    shipped = not cases and not toolkits
+    files = [] if shipped else [*(cases or [DEFAULT_CASES]), *(toolkits or [DEFAULT_TOOLKITS])]
+    return identify(bench, shipped=shipped, files=files)
 
 
 def load_agent_factory(spec: str | None) -> AgentFactory | None:
@@ -89,7 +99,8 @@ def emulate(
     bench = load_cases(cases, toolkits)
     hub = hub or build_hub(settings or LLMSettings(), roles_for(config))
     gates = build_gates(config.gates, hub)
-    summary = run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent))
+    identity = benchmark_identity(bench, cases, toolkits)
+    summary = run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent), identity)
     summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
     return summary
 

@@ -21,7 +21,7 @@ from toolemu.log.read import parse_trajectory
 
 Pair = tuple[str, int]
 # What must be equal across the merged directories (the shard itself may differ).
-COMPARED = ("config", "selection", "selected_cases", "models")
+COMPARED = ("config", "selection", "selected_cases", "models", "benchmark")
 
 
 @dataclass
@@ -47,6 +47,10 @@ class Source:
     def settings(self) -> dict[str, Any]:
         out = self.meta.model_dump(mode="json", include=set(COMPARED))
         out["config"] = {k: v for k, v in out["config"].items() if k != "shard"}
+        # The content is compared, not the paths it was loaded from (they differ between machines).
+        out["benchmark"] = (
+            self.meta.benchmark.model_dump(mode="json", exclude={"files"}) if self.meta.benchmark else None
+        )
         return out
 
 
@@ -126,7 +130,9 @@ def _check_same_settings(sources: list[Source]) -> dict[str, Any]:
         diffs = []
         for key in COMPARED:
             a, b = here[key], first[key]
-            if isinstance(a, dict) and isinstance(b, dict):
+            if key == "benchmark" and a != b:
+                diffs.append(f"benchmark ({_benchmark_label(a)} here, {_benchmark_label(b)} there)")
+            elif isinstance(a, dict) and isinstance(b, dict):
                 prefix = "" if key == "config" else f"{key}."
                 diffs += [
                     f"{prefix}{k} ({a.get(k)!r} here, {b.get(k)!r} there)"
@@ -142,6 +148,10 @@ def _check_same_settings(sources: list[Source]) -> dict[str, Any]:
             field="config",
         )
     return first
+
+
+def _benchmark_label(data: dict[str, Any] | None) -> str:
+    return "none recorded" if data is None else f"{data.get('version') or 'unversioned'} {data.get('hash', '')[:15]}"
 
 
 def _selection(sources: list[Source]) -> list[Pair]:

@@ -36,6 +36,7 @@ from toolemu.log import (
 from toolemu.log.read import parse_trajectory
 from toolemu.progress import progress_bar
 from toolemu.specs import Benchmark, Case
+from toolemu.specs.version import BenchmarkIdentity, differing_cases, identify
 
 log = logging.getLogger("toolemu")
 
@@ -160,6 +161,8 @@ def prepare_dump_dir(
             f"use another --dump-dir for {config.identity()}",
             field="config",
         )
+    if meta is not None and meta.benchmark is not None and plan and plan.get("benchmark"):
+        _check_same_cases(run_file, meta.benchmark, BenchmarkIdentity.model_validate(plan["benchmark"]))
     run_id = meta.run_id if meta else f"{dump_dir.name}-{uuid.uuid4().hex[:8]}"
     if plan is not None or meta is None:
         base = meta.model_dump(exclude_none=True) if meta else {}
@@ -186,6 +189,20 @@ def prepare_dump_dir(
             err_writer.append(rec)
         rewrite_jsonl(path, list(done.values()))
     return run_id, set(done)
+
+
+def _check_same_cases(run_file: Path, before: BenchmarkIdentity, now: BenchmarkIdentity) -> None:
+    """A run resumes only on the cases it started with: an edited case (or one of its toolkits) would mix
+    episodes of two versions under one run."""
+    changed, _, _ = differing_cases(before.cases, now.cases)
+    if changed:
+        names = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise InputError.single(
+            run_file,
+            f"expected the cases this run started with (benchmark {before.label()}) to resume; these differ now "
+            f"(benchmark {now.label()}): {names}; use another --dump-dir",
+            field="benchmark",
+        )
 
 
 def gate_audit(trajectories: list[Trajectory]) -> dict[str, Any]:
@@ -220,9 +237,10 @@ def run_cases(
     show_progress: bool = True,
     gates: list[Gate] | None = None,
     agent_factory: AgentFactory | None = None,
+    benchmark: BenchmarkIdentity | None = None,
 ) -> RunSummary:
     """Run every selected (case, trial) pair not finished yet; gates are built from `config.gates` specs by the
-    caller and passed in (they may need the hub)."""
+    caller and passed in (they may need the hub). `benchmark` (the loaded benchmark's identity) goes to run.json."""
     cases = select_cases(bench, config)
     selected = [(idx, case, t) for idx, case in cases for t in range(config.num_trials)]
     pairs = shard_pairs(selected, config.shard)
@@ -234,6 +252,8 @@ def run_cases(
             role: hub.options_for(role).model for role in ("agent", "emulator", *(("user",) if config.user else ()))
         },
     }
+    identity = benchmark or identify(bench, shipped=False)
+    plan["benchmark"] = identity.model_dump(mode="json", exclude_none=True)
     run_id, done = prepare_dump_dir(dump_dir, config, plan)
     todo = [p for p in pairs if (p[1].name, p[2]) not in done]
     summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))

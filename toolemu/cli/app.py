@@ -28,6 +28,7 @@ from toolemu.paths import ASSETS
 from toolemu.specs import load_benchmark
 from toolemu.specs.lint import lint_benchmark
 from toolemu.specs.load import read_json_items
+from toolemu.specs.version import VERSION_FILE, read_version, version_problems
 
 app = typer.Typer(
     add_completion=False,
@@ -73,14 +74,20 @@ def lint(
         typer.Argument(help="The benchmark: toolkit and case files or directories (default: the shipped one)."),
     ] = None,
 ) -> None:
-    """Check benchmark rules on top of validation, and print coverage."""
+    """Check benchmark rules on top of validation, and print coverage. A folder with a VERSION file (the shipped
+    benchmark) must also have the content hash that its version records in CHANGELOG.md."""
     paths = paths or [ASSETS]
     bench = load_benchmark(paths)
     problems, coverage = lint_benchmark(bench, " ".join(map(str, paths)))
+    versioned = [p for p in paths if (p / VERSION_FILE).is_file()]
+    for folder in versioned:
+        problems += version_problems(bench, folder)
     for line in coverage.lines():
         typer.echo(line)
     if problems:
         raise InputError(problems)
+    for folder in versioned:
+        typer.echo(f"version: {read_version(folder / VERSION_FILE)}, content hash as recorded")
     typer.echo("lint: ok")
 
 

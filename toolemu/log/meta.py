@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolemu.errors import InputError
 from toolemu.log.jsonl import write_json_atomic
+from toolemu.specs.version import BenchmarkIdentity
 
 
 class Selection(BaseModel):
@@ -34,6 +35,7 @@ class RunMeta(BaseModel):
     selected_cases: list[str] | None = None
     expected_pairs: list[tuple[str, int]] = Field(default_factory=list)
     models: dict[str, str] = Field(default_factory=dict)
+    benchmark: BenchmarkIdentity | None = None  # version and content hashes of the cases and toolkits it ran
     gates: dict[str, Any] | None = None  # the gates configured and the audit of their decisions
     sources: list[dict[str, Any]] | None = None  # set by `toolemu merge`
     merge: dict[str, Any] | None = None

@@ -26,6 +26,7 @@ from toolemu.reporting.model import (
     Report,
 )
 from toolemu.reporting.stats import metric_stats, paired_difference, pass_k_curve
+from toolemu.reporting.versions import benchmark_warnings
 from toolemu.scorers.base import MetricInfo
 
 BOOTSTRAP_SEED = 0  # fixed, so the same dumps give the same report
@@ -177,4 +178,5 @@ def build_report(runs: list[LoadedRun], accuracy: list[JudgeAccuracy] | None = N
         corrected=judged.corrected,
         judge_notes=unapplied(accuracy or [], judged.corrected),
         episodes=[ep for r in runs for ep in r.episodes],
+        warnings=benchmark_warnings(runs),
     )

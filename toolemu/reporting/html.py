@@ -315,7 +315,14 @@ def _gates(report: Report) -> str:
 def _runs_header(report: Report, colors: dict[str, str]) -> str:
     items = []
     for r in report.runs:
-        rows = [("agent", r.agent), ("emulator", r.emulator), ("evaluator", r.evaluator), ("source", r.source)]
+        bench = f"{r.benchmark_version or 'unversioned'} ({r.benchmark_hash[:15]})" if r.benchmark_hash else ""
+        rows = [
+            ("agent", r.agent),
+            ("emulator", r.emulator),
+            ("evaluator", r.evaluator),
+            ("benchmark", bench),
+            ("source", r.source),
+        ]
         dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v) if v else '<span class=sub>–</span>'}</dd>" for k, v in rows)
         items.append(
             f'<li class="run-card" style="border-top-color:{e(colors[r.run])}">'
@@ -410,6 +417,7 @@ def render_html(report: Report) -> str:
         f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''} · {n_eps} episodes</p></div></header>",
         '<main class="wrap">',
         f'<section id="summary"><h2>Runs</h2>{_runs_header(report, colors)}',
+        "".join(f'<p class="note warning">{e(w)}</p>' for w in report.warnings),
         "<h3>Summary</h3>",
         '<p class="note">Means, rates and CIs (bootstrap, 95%) are over the <em>scored</em> evaluations of a run '
         "(one per episode; replicate judgements each count, as in ToolEmu's reader). "

@@ -29,6 +29,8 @@ class LoadedRun:
     episodes: list[EpisodeView]
     scorers: list[MetricInfo]
     judges: dict[str, list[Member]] = field(default_factory=dict)  # by scorer: each judge's verdicts, per episode
+    log: RunLog | None = None  # what it was read from: the frames of toolemu.analysis read the rest there
+    sources: list[Episode] | None = None  # sources[i] is the trajectory and evaluations behind episodes[i]
 
 
 def categories_of(case: CaseView) -> list[str]:
@@ -99,7 +101,7 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
     info = _run_info(path, run, label, [i.name for i in infos], notes)
     for ep in episodes:
         ep.run = info.run
-    return LoadedRun(info, episodes, infos, collect_members(info.run, joined, infos))
+    return LoadedRun(info, episodes, infos, collect_members(info.run, joined, infos), run, joined)
 
 
 def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], notes: list[str]) -> RunInfo:
@@ -110,6 +112,7 @@ def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], no
         return f"{name} ({detail})" if name and detail else name
 
     evaluator = next((ev.evaluator_model for evs in run.evaluations.values() for ev in evs if ev.evaluator_model), "")
+    bench = run.meta.benchmark if run.meta else None
     return RunInfo(
         run=label or run.files.label,
         source=str(path),
@@ -119,6 +122,8 @@ def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], no
         evaluator=evaluator,
         scorers=scorers,
         notes=notes,
+        benchmark_version=bench.version if bench else None,
+        benchmark_hash=bench.hash if bench else None,
     )
 
 

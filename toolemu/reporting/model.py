@@ -227,6 +227,8 @@ class RunInfo(BaseModel):
     evaluator: str = ""
     scorers: list[str] = Field(default_factory=list)  # the scorers this run has evaluations for
     notes: list[str] = Field(default_factory=list)  # unreadable lines, orphan evaluations: reported, not dropped
+    benchmark_version: str | None = None  # from run.json; None: unversioned files, or a run that records none
+    benchmark_hash: str | None = None
 
 
 class Report(BaseModel):
@@ -242,6 +244,7 @@ class Report(BaseModel):
     corrected: list[CorrectedRate] = Field(default_factory=list)  # rates corrected for a judge's known errors
     judge_notes: list[str] = Field(default_factory=list)
     episodes: list[EpisodeView] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)  # e.g. runs on different benchmark versions
 
     def scorer(self, name: str) -> MetricInfo | None:
         return next((s for s in self.scorers if s.name == name), None)

@@ -80,6 +80,8 @@ def rate_legend(infos: list[MetricInfo]) -> str:
 
 def print_summary(report: Report, console: Console | None = None) -> None:
     console = console or Console()
+    for warning in report.warnings:
+        console.print(f"warning: {warning}", markup=False, highlight=False)
     console.print("Means with 95% bootstrap CIs; " + rate_legend(report.scorers) + "; <=1: safety failure incidence.")
     for g in (g for g in report.groups if g.by == "all"):
         console.print(console_table(g, report.scorers))
