@@ -35,7 +35,7 @@ EMULATION_ROLES = ("agent", "emulator")
 @dataclass
 class ReportResult:
     report: Report
-    files: dict[str, Path]  # html, json, csv
+    files: dict[str, Path]  # html, json, csv; and "<frame>.<format>" for each frame file
 
 
 @dataclass
@@ -146,13 +146,16 @@ def _check_role(hub: ModelHub | None, judge: PanelJudge) -> None:
         raise ValueError(f"the model hub has no role {judge.role!r} for panel judge {judge.model!r}")
 
 
-def report(runs: Sequence[Path], out: Path | None = None, judge_accuracy: Path | None = None) -> ReportResult:
+def report(
+    runs: Sequence[Path], out: Path | None = None, judge_accuracy: Path | None = None, formats: Sequence[str] = ()
+) -> ReportResult:
     """Statistics, summary.csv, report.json and report.html for one or more runs (ours or ToolEmu's).
 
     `judge_accuracy`: a file of judges' sensitivity and specificity (`toolemu agree --labels ... --json`), for
-    failure rates corrected for judge error."""
+    failure rates corrected for judge error. `formats` ("parquet", "csv"): also the runs' frames
+    (toolemu.analysis) as files beside them."""
     accuracy = read_accuracy(judge_accuracy) if judge_accuracy is not None else None
-    built, files = write_report(list(runs), out, accuracy)
+    built, files = write_report(list(runs), out, accuracy, formats)
     return ReportResult(built, files)
 
 

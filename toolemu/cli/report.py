@@ -29,9 +29,17 @@ def report(
             "one): adds failure rates corrected for judge error."
         ),
     ] = None,
+    formats: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--format",
+            help="Also write the runs' frames (runs, episodes, evaluations, steps, scores) as parquet or csv "
+            "files (repeatable).",
+        ),
+    ] = None,
 ) -> Report:
     """Statistics, summary.csv, report.json and a self-contained report.html for one or more runs."""
-    result = api.report(dumps, out, judge_accuracy)
+    result = api.report(dumps, out, judge_accuracy, formats or [])
     print_summary(result.report)
     for kind, path in result.files.items():
         typer.echo(f"{kind}: {path}")

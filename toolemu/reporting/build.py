@@ -3,15 +3,16 @@ for every scorer; gate decisions; pass^k; paired differences between runs on the
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import combinations
 
 import numpy as np
+import pandas as pd
 
 from toolemu.reporting.accuracy import JudgeAccuracy
-from toolemu.reporting.judges import judge_counts, judge_sections, unapplied
+from toolemu.reporting.judges import judge_sections, unapplied
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import (
     ANY_THREAT,
@@ -33,28 +34,18 @@ BOOTSTRAP_SEED = 0  # fixed, so the same dumps give the same report
 TOP_REASONS = 5
 
 
-def _scores(episodes: Iterable[EpisodeView], scorer: str) -> tuple[list[float], int, int]:
-    """Values of every scored evaluation line (replicates each count, as in ToolEmu's reader), the count of failed
-    or missing judgements (an episode that errored is counted among the episode statuses instead), and the count
-    outside the scorer's scope."""
-    values, failed, not_applicable = [], 0, 0
-    for ep in episodes:
-        for s in ep.evaluation_lines(scorer):
-            if s.scored:
-                values.append(s.value)  # type: ignore[arg-type]
-            elif s.status in ("error", "missing") and ep.status != "error":
-                failed += 1
-            elif s.status == "not_applicable":
-                not_applicable += 1
-    return values, failed, not_applicable
-
-
-def _metrics(episodes: list[EpisodeView], infos: list[MetricInfo], rng: np.random.Generator) -> dict[str, MetricStats]:
+def _metrics(scores: pd.DataFrame, infos: list[MetricInfo], rng: np.random.Generator) -> dict[str, MetricStats]:
+    """Each scorer's numbers over a group's score rows (every evaluation line: replicates each count, as in
+    ToolEmu's reader): the scored values, the failed or missing judgements (an episode that errored is counted
+    among the episode statuses instead) and those outside the scorer's scope."""
     out = {}
     for info in infos:
-        values, failed, not_applicable = _scores(episodes, info.name)
-        out[info.name] = metric_stats(info, values, failed, rng, not_applicable)
-        out[info.name].judges = judge_counts(episodes, info.name)
+        mine = scores[scores["scorer"] == info.name]
+        scored = (mine["status"] == "ok") & mine["value"].notna()
+        failed = mine["status"].isin(["error", "missing"]) & (mine["episode_status"] != "error")
+        not_applicable = int((mine["status"] == "not_applicable").sum())
+        out[info.name] = metric_stats(info, mine["value"][scored].tolist(), int(failed.sum()), rng, not_applicable)
+        out[info.name].judges = dict(Counter(mine["judge"][scored]))  # the verdicts behind N, by judge
     return out
 
 
@@ -78,56 +69,88 @@ def gate_stats(episodes: list[EpisodeView]) -> GateStats:
     return stats
 
 
+@dataclass
+class RunFrames:
+    """One run's episodes and scores as frames (toolemu.analysis), and its episodes as the viewer shows them."""
+
+    label: str
+    episodes: pd.DataFrame  # episodes_df rows of this run, indexed by `episode`
+    scores: pd.DataFrame  # scores_df rows of this run, with the episode's status as `episode_status`
+    views: list[EpisodeView]
+
+
+def run_frames(run: LoadedRun) -> RunFrames:
+    from toolemu.analysis.frames import episodes_df, scores_df  # here: toolemu.analysis reads through this package
+
+    episodes = episodes_df(run).set_index("episode", drop=False)
+    scores = scores_df(run)
+    scores["episode_status"] = episodes["status"].reindex(scores["episode"]).to_numpy()
+    return RunFrames(run.info.run, episodes, scores, run.episodes)
+
+
 def group_stats(
-    run: str, by: str, key: str, episodes: list[EpisodeView], infos: list[MetricInfo], rng: np.random.Generator
+    frames: RunFrames, by: str, key: str, members: pd.Index, infos: list[MetricInfo], rng: np.random.Generator
 ) -> GroupStats:
-    statuses = Counter(ep.status for ep in episodes)
-    gates = gate_stats(episodes)
-    ungated = (
-        _metrics([ep for ep in episodes if not ep.denied_calls], infos, rng) if gates.episodes_with_denials else {}
-    )
+    """The numbers of one group: the run's episodes at positions `members`."""
+    episodes = frames.episodes.loc[members]
+    scores = frames.scores[frames.scores["episode"].isin(members)]
+    statuses = episodes["status"].value_counts()
+    gates = gate_stats([frames.views[i] for i in members])
+    ungated: dict[str, MetricStats] = {}
+    if gates.episodes_with_denials:  # rates where the gates let the agent act (drawn first: the CIs' rng order)
+        free = episodes.index[episodes["denied_calls"] == 0]
+        ungated = _metrics(scores[scores["episode"].isin(free)], infos, rng)
     return GroupStats(
-        run=run,
+        run=frames.label,
         by=by,  # type: ignore[arg-type]
         key=key,
         episodes=len(episodes),
-        status_counts={s: statuses.get(s, 0) for s in EPISODE_STATUSES},
-        metrics=_metrics(episodes, infos, rng),
+        status_counts={s: int(statuses.get(s, 0)) for s in EPISODE_STATUSES},
+        metrics=_metrics(scores, infos, rng),
         gates=gates,
         ungated=ungated,
     )
-
-
-def _grouped(episodes: list[EpisodeView], keys: Callable[[EpisodeView], Iterable[str]]) -> dict[str, list[EpisodeView]]:
-    groups: dict[str, list[EpisodeView]] = defaultdict(list)
-    for ep in episodes:
-        for key in keys(ep):
-            groups[key].append(ep)
-    return dict(sorted(groups.items()))
 
 
 def _threat_keys(ep: EpisodeView) -> list[str]:
     return [ep.threat, ANY_THREAT] if ep.threat else [NO_THREAT]
 
 
-def pass_k(run: str, episodes: list[EpisodeView], info: MetricInfo) -> PassK:
-    per_case: dict[str, list[float]] = defaultdict(list)
-    for ep in episodes:
-        s = ep.scores.get(info.name)
-        if s is not None and s.scored:
-            per_case[ep.case_name].append(s.value)  # type: ignore[arg-type]
-    successes = [(sum(info.passes(v) for v in values), len(values)) for values in per_case.values()]
-    trials = len({ep.trial for ep in episodes})
-    return PassK(run=run, scorer=info.name, trials=trials, cases=len(per_case), values=pass_k_curve(successes))
+def breakdowns(views: list[EpisodeView]) -> list[tuple[str, pd.Series]]:
+    """(by, each episode's keys) for every breakdown of a run: an episode is in one group per key (once, even
+    where its case names a toolkit twice)."""
+    keyed = [
+        ("toolkit", lambda ep: ep.toolkits or ["(none)"]),
+        ("risk_category", lambda ep: ep.risk_categories),
+        ("trial", lambda ep: [str(ep.trial)]),
+    ]
+    if any(ep.threat for ep in views):
+        keyed.append(("threat", _threat_keys))
+    return [(by, pd.Series([list(dict.fromkeys(keys(ep))) for ep in views], dtype=object)) for by, keys in keyed]
 
 
-def _scored(episodes: list[EpisodeView], scorer: str) -> dict[tuple[str, int], float]:
-    out = {}
-    for ep in episodes:
-        s = ep.scores.get(scorer)
-        if s is not None and s.scored:
-            out[(ep.case_name, ep.trial)] = s.value  # type: ignore[assignment]
-    return out
+def _pooled(frames: RunFrames, scorer: str) -> pd.DataFrame:
+    """The run's scored episodes for one scorer, one row each (replicates pooled into their mean)."""
+    episodes, column = frames.episodes, f"score_{scorer}"
+    if column not in episodes:
+        return episodes.iloc[0:0].assign(value=pd.Series(dtype="float64"))
+    scored = episodes[(episodes[f"{column}_status"] == "ok") & episodes[column].notna()]
+    return scored.assign(value=scored[column])
+
+
+def pass_k(frames: RunFrames, info: MetricInfo) -> PassK:
+    scored = _pooled(frames, info.name)
+    passed = scored["value"].map(info.passes).astype(bool)
+    per_case = passed.groupby(scored["case_name"], sort=False).agg(["sum", "count"])
+    successes = [(int(c), int(n)) for c, n in zip(per_case["sum"], per_case["count"], strict=True)]
+    trials = frames.episodes["trial"].nunique()
+    return PassK(run=frames.label, scorer=info.name, trials=trials, cases=len(per_case), values=pass_k_curve(successes))
+
+
+def _scored(frames: RunFrames, scorer: str) -> dict[tuple[str, int], float]:
+    """(case, trial) -> value of the scored episodes; where a pair repeats, the last one."""
+    s = _pooled(frames, scorer)
+    return {(c, int(t)): float(v) for c, t, v in zip(s["case_name"], s["trial"], s["value"], strict=True)}
 
 
 def report_scorers(runs: list[LoadedRun]) -> list[MetricInfo]:
@@ -140,31 +163,23 @@ def build_report(runs: list[LoadedRun], accuracy: list[JudgeAccuracy] | None = N
     """`accuracy`: judges' sensitivity and specificity against labels, for rates corrected for judge error."""
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     infos = report_scorers(runs)
+    frames = [run_frames(run) for run in runs]
     groups: list[GroupStats] = []
     passes: list[PassK] = []
-    for run in runs:
-        label, eps = run.info.run, run.episodes
+    for run, f in zip(runs, frames, strict=True):
         mine = [i for i in infos if i.name in run.info.scorers]
-        groups.append(group_stats(label, "all", "all", eps, mine, rng))
-        breakdowns: list[tuple[str, Callable[[EpisodeView], Iterable[str]]]] = [
-            ("toolkit", lambda ep: ep.toolkits or ["(none)"]),
-            ("risk_category", lambda ep: ep.risk_categories),
-            ("trial", lambda ep: [str(ep.trial)]),
-        ]
-        if any(ep.threat for ep in eps):
-            breakdowns.append(("threat", _threat_keys))
-        for by, keys in breakdowns:
-            for key, members in _grouped(eps, keys).items():
-                groups.append(group_stats(label, by, key, members, mine, rng))
-        passes += [p for info in mine if (p := pass_k(label, eps, info)).cases]
+        groups.append(group_stats(f, "all", "all", f.episodes.index, mine, rng))
+        for by, keys in breakdowns(f.views):
+            exploded = keys.explode()
+            for key, members in exploded.groupby(exploded, sort=True):
+                groups.append(group_stats(f, by, str(key), members.index, mine, rng))
+        passes += [p for info in mine if (p := pass_k(f, info)).cases]
     paired = []
-    for a, b in combinations(runs, 2):
+    for a, b in combinations(frames, 2):
         for info in infos:
-            pairs, diff, ci = paired_difference(_scored(a.episodes, info.name), _scored(b.episodes, info.name), rng)
+            pairs, diff, ci = paired_difference(_scored(a, info.name), _scored(b, info.name), rng)
             if pairs:
-                paired.append(
-                    PairedDiff(a=a.info.run, b=b.info.run, scorer=info.name, pairs=pairs, mean_diff=diff, ci=ci)
-                )
+                paired.append(PairedDiff(a=a.label, b=b.label, scorer=info.name, pairs=pairs, mean_diff=diff, ci=ci))
     judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy or [])
     return Report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),

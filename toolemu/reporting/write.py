@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from toolemu.llm.secrets import redact
@@ -25,14 +26,21 @@ def default_out_dir(dumps: list[Path]) -> Path:
 
 
 def write_report(
-    dumps: list[Path], out: Path | None = None, accuracy: list[JudgeAccuracy] | None = None
+    dumps: list[Path],
+    out: Path | None = None,
+    accuracy: list[JudgeAccuracy] | None = None,
+    formats: Sequence[str] = (),
 ) -> tuple[Report, dict[str, Path]]:
-    """Write report.json, summary.csv, report.html and one `<run>_unified_report.txt` per run; returns their
-    paths by kind (the unified reports as `unified:<run>`). `accuracy`: judges' sensitivity and specificity, for
-    rates corrected for judge error."""
+    """Write report.json, summary.csv, report.html and one `<run>_unified_report.txt` per run, and with `formats`
+    (parquet, csv) the frames of toolemu.analysis (episodes.parquet, scores.csv, ...); returns their paths by kind
+    (the unified reports as `unified:<run>`, the frames as `<frame>.<format>`). `accuracy`: judges' sensitivity
+    and specificity, for rates corrected for judge error."""
+    from toolemu.analysis.export import check_formats, write_frames
     from toolemu.reporting.html import render_html  # matplotlib is imported only when a page is drawn
 
-    report = build_report(load_runs(dumps), accuracy)
+    check_formats(list(formats))
+    runs = load_runs(dumps)
+    report = build_report(runs, accuracy)
     out = out or default_out_dir(dumps)
     out.mkdir(parents=True, exist_ok=True)
     texts = {
@@ -51,4 +59,7 @@ def write_report(
         # Loading scrubbed every record text already; this also covers names (runs, cases, toolkits).
         path.write_text(redact(text), encoding="utf-8")
     files = {"html": out / REPORT_HTML, "json": out / "report.json", "csv": out / "summary.csv"}
-    return report, files | {f"unified:{run}": path for run, path in unified.items()}
+    files |= {f"unified:{run}": path for run, path in unified.items()}
+    if formats:
+        files |= write_frames(runs, out, list(formats))
+    return report, files

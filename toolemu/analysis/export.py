@@ -1,0 +1,84 @@
+"""Write the frames of a set of runs as files: Parquet (exact types and text) or CSV (for spreadsheets)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from toolemu.analysis.frames import RunsLike, episodes_df, evaluations_df, loaded, runs_df, scores_df, steps_df
+from toolemu.errors import InputError
+from toolemu.llm.secrets import redact
+
+FRAME_FORMATS = ("parquet", "csv")
+FRAMES: dict[str, Callable[[RunsLike], pd.DataFrame]] = {
+    "runs": runs_df,
+    "episodes": episodes_df,
+    "evaluations": evaluations_df,
+    "steps": steps_df,
+    "scores": scores_df,
+}
+_FORMULA_START = ("=", "+", "-", "@")
+
+
+def _redacted(frame: pd.DataFrame) -> pd.DataFrame:
+    """Records were scrubbed when read; this also covers names (run labels, paths) that came from elsewhere."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(lambda v: redact(v) if isinstance(v, str) else v)
+    return out
+
+
+def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    # A spreadsheet would run a cell that starts like a formula; model text is untrusted (as in summary.csv).
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v)
+    return out
+
+
+def parquet_engine_ready() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def check_formats(formats: list[str]) -> None:
+    """Bad --format values are one clear error before any work is done."""
+    for fmt in formats:
+        if fmt not in FRAME_FORMATS:
+            raise InputError.single(
+                "command line", f"expected one of {', '.join(FRAME_FORMATS)}, got {fmt!r}", field="--format"
+            )
+    if "parquet" in formats and not parquet_engine_ready():
+        raise InputError.single(
+            "command line",
+            "Parquet needs pyarrow: pip install 'toolemu[analysis]' (or use --format csv)",
+            field="--format",
+        )
+
+
+def write_frames(runs: RunsLike, out: Path, formats: list[str]) -> dict[str, Path]:
+    """<out>/<frame>.<format> for every frame and format; returns {"<frame>.<format>": path}."""
+    check_formats(formats)
+    runs = loaded(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for name, make in FRAMES.items():
+        frame = _redacted(make(runs))
+        for fmt in dict.fromkeys(formats):
+            path = out / f"{name}.{fmt}"
+            if fmt == "parquet":
+                frame.to_parquet(path, index=False)
+            else:
+                buffer = io.StringIO()
+                _spreadsheet_safe(frame).to_csv(buffer, index=False, lineterminator="\n")
+                path.write_text(buffer.getvalue(), encoding="utf-8")
+            written[f"{name}.{fmt}"] = path
+    return written
