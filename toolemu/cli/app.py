@@ -16,6 +16,7 @@ from toolemu.cli.agree import agree
 from toolemu.cli.check import check
 from toolemu.cli.docs import docs
 from toolemu.cli.evaluate import evaluate
+from toolemu.cli.export import export_app
 from toolemu.cli.generate import generate_app
 from toolemu.cli.merge import merge
 from toolemu.cli.report import report, view
@@ -37,6 +38,7 @@ app = typer.Typer(
     help="ToolEmu: an LM-emulated sandbox for finding the risks of LLM agents.",
 )
 app.add_typer(generate_app, name="generate")
+app.add_typer(export_app, name="export")
 
 
 def setup_logging(verbose: bool = False) -> None:
