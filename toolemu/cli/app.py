@@ -20,6 +20,7 @@ from toolemu.cli.export import export_app
 from toolemu.cli.generate import generate_app
 from toolemu.cli.merge import merge
 from toolemu.cli.report import report, view
+from toolemu.cli.submit import submit_app
 from toolemu.errors import InputError
 from toolemu.llm import LocalModelError, ModelConfigError, build_hub, system, user
 from toolemu.llm.secrets import RedactingFilter
@@ -39,6 +40,7 @@ app = typer.Typer(
 )
 app.add_typer(generate_app, name="generate")
 app.add_typer(export_app, name="export")
+app.add_typer(submit_app, name="submit")
 
 
 def setup_logging(verbose: bool = False) -> None:

@@ -1,0 +1,155 @@
+"""`toolemu submit prepare` and `toolemu submit validate` on dry runs of the whole shipped benchmark (the scripted
+model): complete runs make a submission that validates; anything missing, mixed or tampered with does not."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+import toolemu
+from toolemu.llm import LLMSettings
+from toolemu.log import read_jsonl, rewrite_jsonl
+from toolemu.reporting import build_report, load_runs
+from toolemu.runner import RunConfig
+from toolemu.specs import load_benchmark
+from toolemu.submission.model import MANIFEST_FILE, SUBMISSION_FILE, Submission, schema_json
+from toolemu.submission.ops import write_manifest
+
+CASES = len(load_benchmark([REPO / "assets"]).cases)
+HALF = CASES // 2
+PLANTED = "sk-planted-SUBMIT-0123456789abcdef"
+
+
+def _run(dump: Path, **config) -> Path:
+    toolemu.run(dump_dir=dump, settings=LLMSettings(model="mock"), config=RunConfig(**config), show_progress=False)
+    return dump
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory) -> tuple[Path, Path]:
+    """The whole benchmark in two runs, 2 trials each."""
+    root = tmp_path_factory.mktemp("submit")
+    return (
+        _run(root / "first", trunc_num=HALF, num_trials=2),
+        _run(root / "second", start_index=HALF, num_trials=2),
+    )
+
+
+@pytest.fixture
+def runs(tmp_path, halves) -> tuple[Path, Path]:
+    """Copies the test may change."""
+    return tuple(shutil.copytree(h, tmp_path / h.name) for h in halves)  # type: ignore[return-value]
+
+
+def test_prepare_then_validate(runs, tmp_path, run_cli, monkeypatch) -> None:
+    first, second = runs
+    records = read_jsonl(first / "trajectories.jsonl")
+    records[0]["output"] = f"done, key {PLANTED}"
+    rewrite_jsonl(first / "trajectories.jsonl", records)
+    monkeypatch.setenv("OPENAI_API_KEY", PLANTED)
+    out = tmp_path / "submission"
+    result = run_cli("submit", "prepare", first, second, "--output", out)
+    assert result.code == 0, result.err
+    assert f"{CASES} cases x 2 trials = {2 * CASES} episodes" in result.out
+
+    submission = Submission.model_validate_json((out / SUBMISSION_FILE).read_text())
+    assert (submission.benchmark.version, submission.benchmark.cases, submission.trials) == ("1.0.0", CASES, 2)
+    assert submission.episodes == 2 * CASES and [r.path for r in submission.runs] == ["runs/first", "runs/second"]
+    assert (submission.settings.agent.model, submission.settings.agent_type) == ("mock", "naive")
+    # The numbers are the report's over both runs' episodes.
+    report = build_report(load_runs([first, second]))
+    for scorer in ("safety", "helpfulness", "attack"):
+        n = sum(report.overall(label).metrics[scorer].n for label in ("first", "second"))
+        assert submission.metrics[scorer].n == n and submission.metrics[scorer].mean_ci is not None
+    assert submission.metrics["attack"].binarized_rate == 0.0 and len(submission.pass_k["safety"]) == 2
+
+    # Every file is in the manifest; no secret reached the submission.
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {MANIFEST_FILE}
+    manifest = (out / MANIFEST_FILE).read_text().splitlines()
+    assert {line.split("  ", 1)[1] for line in manifest} == files
+    assert all(PLANTED not in (out / f).read_text() for f in files)
+
+    valid = run_cli("submit", "validate", out)
+    assert valid.code == 0, valid.err
+    assert valid.out.strip().endswith("valid")
+
+
+def test_validate_finds_tampering(runs, tmp_path, run_cli) -> None:
+    out = tmp_path / "submission"
+    assert run_cli("submit", "prepare", *runs, "--output", out).code == 0
+    # A judgement changed after the fact: the manifest catches it.
+    safe = out / "runs" / "first" / "trajectories_eval_agent_safe.jsonl"
+    records = read_jsonl(safe)
+    records[0] |= {"eval_scores": {"ToolCallRisk": 0.0}, "Overall Quantitative Score": 0.0}
+    rewrite_jsonl(safe, records)
+    changed = run_cli("submit", "validate", out)
+    assert changed.code == 1
+    assert "invalid: runs/first/trajectories_eval_agent_safe.jsonl: its sha256 is not the one" in changed.err
+    # ... and with a manifest made to match, the recomputed numbers do.
+    write_manifest(out)
+    recomputed = run_cli("submit", "validate", out)
+    assert recomputed.code == 1 and "submission.metrics.safety.mean: submission.json says 3.0" in recomputed.err
+    # A file that is not in the manifest.
+    write_manifest(out)
+    shutil.copy(safe, safe.with_name("extra.jsonl"))
+    assert "runs/first/extra.jsonl: not listed in MANIFEST.sha256" in run_cli("submit", "validate", out).err
+
+
+def test_prepare_refuses_what_is_not_a_submission(runs, tmp_path, run_cli) -> None:
+    first, second = runs
+    partial = run_cli("submit", "prepare", first, "--output", tmp_path / "partial")
+    assert partial.code == 1
+    assert f"invalid: {CASES - HALF} of the {CASES} cases of benchmark 1.0.0" in partial.err
+    assert not (tmp_path / "partial").exists()  # nothing written
+
+    other_agent = _run(tmp_path / "helpful", start_index=HALF, num_trials=2, agent_type="helpful_ss")
+    mixed = run_cli("submit", "prepare", first, other_agent, "--output", tmp_path / "mixed")
+    assert mixed.code == 1 and "the agent (model, settings, type, format) differs between episodes" in mixed.err
+
+    one_trial = _run(tmp_path / "one", start_index=HALF, num_trials=1)
+    uneven = run_cli("submit", "prepare", first, one_trial, "--output", tmp_path / "uneven")
+    assert uneven.code == 1
+    first_uneven = min(c.name for c in load_benchmark([REPO / "assets"]).cases[HALF:])
+    assert f"cases whose trial count differs from the others' 2: {first_uneven} (1)" in uneven.err
+    assert "runs planned with different --num-trials: first 2, one 1" in uneven.err
+
+    evals = second / "trajectories_eval_attack.jsonl"
+    evals.unlink()
+    unjudged = run_cli("submit", "prepare", first, second, "--output", tmp_path / "unjudged")
+    assert unjudged.code == 1 and "episodes with no attack evaluation" in unjudged.err
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, runs, run_cli) -> None:
+    assert run_cli("submit", "validate", tmp_path / "nope").code == 2
+    (tmp_path / "empty").mkdir()
+    empty = run_cli("submit", "validate", tmp_path / "empty")
+    assert empty.code == 2 and empty.err.strip().endswith("it has no submission.json")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("")
+    taken = run_cli("submit", "prepare", *runs, "--output", tmp_path / "full")
+    assert taken.code == 2 and "expected a new or empty directory" in taken.err
+    not_a_run = run_cli("submit", "prepare", tmp_path / "empty", "--output", tmp_path / "o")
+    assert not_a_run.code == 2 and not_a_run.err.count("\n") == 1
+
+
+def test_a_broken_submission_json_is_invalid_not_a_crash(runs, tmp_path, run_cli) -> None:
+    out = tmp_path / "submission"
+    assert run_cli("submit", "prepare", *runs, "--output", out).code == 0
+    data = json.loads((out / SUBMISSION_FILE).read_text())
+    data["runs"][0]["path"] = "../../etc"
+    (out / SUBMISSION_FILE).write_text(json.dumps(data))
+    write_manifest(out)
+    result = run_cli("submit", "validate", out)
+    assert result.code == 1 and "expected a folder under runs/, got '../../etc'" in result.err
+    (out / SUBMISSION_FILE).write_text("{}")
+    write_manifest(out)
+    result = run_cli("submit", "validate", out)
+    assert result.code == 1 and "submission.json: field" in result.err
+
+
+def test_the_documented_schema_is_current() -> None:
+    assert (REPO / "docs" / "submission.schema.json").read_text() == schema_json()

@@ -1,0 +1,63 @@
+"""`toolemu submit prepare` and `toolemu submit validate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolemu.submission import SUBMISSION_FILE, prepare, validate
+from toolemu.submission.model import Submission
+
+submit_app = typer.Typer(no_args_is_help=True, help="Package runs as a benchmark submission, or check one.")
+
+
+def _summary(s: Submission) -> list[str]:
+    lines = [
+        f"benchmark {s.benchmark.version} ({s.benchmark.hash[:15]}): {s.benchmark.cases} cases x {s.trials} "
+        f"trials = {s.episodes} episodes",
+        f"agent {s.settings.agent.model} ({s.settings.agent_type}); emulator {s.settings.emulator.model} "
+        f"({s.settings.simulator_type}); judge {s.settings.evaluator.model}",
+    ]
+    for name, m in s.metrics.items():
+        rate = "-" if m.binarized_rate is None else f"{m.binarized_rate:.3f}"
+        mean = "-" if m.mean is None else f"{m.mean:.3f}"
+        lines.append(f"{name}: mean {mean}, rate {rate} (n {m.n}, eval failed {m.eval_failed})")
+    return lines
+
+
+@submit_app.command("prepare")
+def prepare_command(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories: together, every case of one benchmark version.")],
+    output: Annotated[Path, typer.Option("--output", help="A new or empty directory for the submission.")],
+) -> None:
+    """Check the runs (every case, the same trial count, one set of settings), compute the metrics, and write
+    submission.json, the runs' records and MANIFEST.sha256. Exit 1 with the reasons when they are no submission."""
+    result = prepare(runs, output)
+    if result.problems:
+        for problem in result.problems:
+            typer.echo(f"invalid: {problem}", err=True)
+        typer.echo("no submission written", err=True)
+        raise typer.Exit(1)
+    assert result.submission is not None
+    for line in _summary(result.submission):
+        typer.echo(line)
+    typer.echo(f"submission: {output / SUBMISSION_FILE}")
+
+
+@submit_app.command("validate")
+def validate_command(
+    folder: Annotated[Path, typer.Argument(help="A submission directory (toolemu submit prepare).")],
+) -> None:
+    """Re-check a submission from its files: the manifest, the runs, every number. Exit 0 valid, 1 invalid (with
+    the reasons), 2 not a submission."""
+    result = validate(folder)
+    if not result.valid:
+        for problem in result.problems:
+            typer.echo(f"invalid: {problem}", err=True)
+        raise typer.Exit(1)
+    assert result.submission is not None
+    for line in _summary(result.submission):
+        typer.echo(line)
+    typer.echo("valid")

@@ -1,0 +1,263 @@
+"""What makes a set of runs a submission, and its numbers: the checks `submit prepare` and `submit validate` share.
+
+A submission is every case of one released benchmark version, each with the same number of trials (0..k-1, each
+once), every episode judged by every submitted scorer, and one set of agent, emulator and judge settings. Its
+metrics are the report's (toolemu.reporting), over all its episodes as one run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from toolemu import __version__
+from toolemu.log import Trajectory
+from toolemu.paths import ASSETS
+from toolemu.reporting import build_report
+from toolemu.reporting.load import LoadedRun
+from toolemu.reporting.model import EPISODE_STATUSES, RunInfo
+from toolemu.specs.version import CHANGELOG_FILE, BenchmarkIdentity, changelog_versions
+from toolemu.submission.model import (
+    RUNS_DIR,
+    SUBMITTED_SCORERS,
+    BenchmarkSummary,
+    RoleSettings,
+    Submission,
+    SubmissionSettings,
+    SubmittedRun,
+)
+
+SHOWN = 8  # names listed per problem; the rest are counted
+MODEL_KEYS = ("temperature", "max_tokens", "seed", "base_url", "structured")
+
+
+def _names(items: list[Any]) -> str:
+    shown = ", ".join(str(i) for i in items[:SHOWN])
+    return shown + (f" and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
+
+
+@dataclass
+class Checked:
+    """The outcome of the checks: problems (empty: a valid submission) and what they established."""
+
+    problems: list[str] = field(default_factory=list)
+    benchmark: BenchmarkIdentity | None = None
+    trials: int = 0
+    settings: SubmissionSettings | None = None
+
+
+def _identity(run: LoadedRun) -> BenchmarkIdentity | None:
+    return run.log.meta.benchmark if run.log is not None and run.log.meta is not None else None
+
+
+def _check_benchmark(runs: list[LoadedRun], out: Checked) -> None:
+    identities = {run.info.run: _identity(run) for run in runs}
+    unrecorded = [label for label, ident in identities.items() if ident is None]
+    if unrecorded:
+        out.problems.append(
+            f"runs that record no benchmark (run.json 'benchmark'; ToolEmu dumps and runs of older toolemu "
+            f"versions): {_names(unrecorded)}"
+        )
+    hashes = {ident.hash: ident for ident in identities.values() if ident is not None}
+    if len(hashes) > 1:
+        out.problems.append(
+            "runs of different benchmarks: "
+            + "; ".join(
+                f"{ident.label()}: {_names([r for r, i in identities.items() if i is not None and i.hash == h])}"
+                for h, ident in hashes.items()
+            )
+        )
+        return
+    if not hashes:
+        return
+    ident = next(iter(hashes.values()))
+    released = changelog_versions(ASSETS / CHANGELOG_FILE)
+    if ident.version is None or released.get(ident.version) != ident.hash:
+        known = ", ".join(released) or "none"
+        out.problems.append(
+            f"the runs ran benchmark {ident.label()}, which is no released version (released: {known}); a "
+            "submission runs a version as it was released"
+        )
+    out.benchmark = ident
+
+
+def _check_episodes(runs: list[LoadedRun], out: Checked) -> None:
+    seen: dict[tuple[str, int], str] = {}
+    duplicates, per_case = [], defaultdict(set)
+    for run in runs:
+        for ep in run.episodes:
+            key = (ep.case_name, ep.trial)
+            if key in seen:
+                duplicates.append(f"{ep.case_name}#{ep.trial} ({seen[key]}, {run.info.run})")
+            seen[key] = run.info.run
+            per_case[ep.case_name].add(ep.trial)
+    if duplicates:
+        out.problems.append(f"(case, trial) pairs that appear twice: {_names(duplicates)}")
+    if out.benchmark is not None:
+        missing = sorted(set(out.benchmark.cases) - set(per_case))
+        unknown = sorted(set(per_case) - set(out.benchmark.cases))
+        if missing:
+            out.problems.append(
+                f"{len(missing)} of the {len(out.benchmark.cases)} cases of benchmark "
+                f"{out.benchmark.label()} have no episode: {_names(missing)}"
+            )
+        if unknown:
+            out.problems.append(f"episodes of cases the benchmark does not have: {_names(unknown)}")
+    counts = Counter(len(trials) for trials in per_case.values())
+    out.trials = max(counts, key=lambda n: (counts[n], n)) if counts else 0
+    uneven = sorted(f"{c} ({len(t)})" for c, t in per_case.items() if len(t) != out.trials)
+    if uneven:
+        out.problems.append(f"cases whose trial count differs from the others' {out.trials}: {_names(uneven)}")
+    gaps = sorted(c for c, t in per_case.items() if len(t) == out.trials and t != set(range(out.trials)))
+    if gaps:
+        out.problems.append(f"cases whose trials are not 0..{out.trials - 1}: {_names(gaps)}")
+    planned = {
+        run.info.run: run.log.meta.selection.num_trials
+        for run in runs
+        if run.log is not None and run.log.meta is not None and run.log.meta.selection is not None
+    }
+    if len(set(planned.values())) > 1:
+        out.problems.append(
+            "runs planned with different --num-trials: " + ", ".join(f"{r} {n}" for r, n in planned.items())
+        )
+
+
+def _check_scores(runs: list[LoadedRun], out: Checked) -> None:
+    for scorer in SUBMITTED_SCORERS:
+        unjudged = [
+            f"{ep.case_name}#{ep.trial}"
+            for run in runs
+            for ep in run.episodes
+            if ep.scores.get(scorer) is None or ep.scores[scorer].status == "missing"
+        ]
+        if unjudged:
+            out.problems.append(
+                f"episodes with no {scorer} evaluation ({len(unjudged)}; run toolemu evaluate): {_names(unjudged)}"
+            )
+
+
+def _role(traj: Trajectory, role: str) -> RoleSettings:
+    settings = traj.models.get(role) or {}
+    return RoleSettings(
+        model=traj.model_of(role), settings={k: settings.get(k) for k in MODEL_KEYS if settings.get(k) is not None}
+    )
+
+
+def _evaluator(runs: list[LoadedRun]) -> dict[str, list[str]]:
+    """Each distinct judge setting (as JSON text) -> the runs that used it."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for run in runs:
+        for source in run.sources or []:
+            for evaluations in source.evaluations.values():
+                for ev in evaluations:
+                    if ev.status in ("ok", "error") and ev.evaluator:
+                        role = RoleSettings(
+                            model=ev.evaluator_model,
+                            settings={k: ev.evaluator.get(k) for k in MODEL_KEYS if ev.evaluator.get(k) is not None},
+                        )
+                        text = role.model_dump_json()
+                        if run.info.run not in found[text]:
+                            found[text].append(run.info.run)
+    return found
+
+
+def _one(kind: str, values: dict[str, list[str]], out: Checked) -> str | None:
+    if len(values) == 1:
+        return next(iter(values))
+    if len(values) > 1:
+        out.problems.append(
+            f"the {kind} differs between episodes: " + "; ".join(f"{v} in {_names(r)}" for v, r in values.items())
+        )
+    return None
+
+
+def _check_settings(runs: list[LoadedRun], out: Checked) -> None:
+    roles: dict[str, dict[str, list[str]]] = {"agent": {}, "emulator": {}}
+    for run in runs:
+        for source in run.sources or []:
+            traj = source.trajectory
+            agent = {**_role(traj, "agent").model_dump(), "agent_type": traj.agent_type, "format": traj.agent_format}
+            emulator = {**_role(traj, "emulator").model_dump(), "simulator_type": traj.simulator_type}
+            for role, value in (("agent", agent), ("emulator", emulator)):
+                runs_with = roles[role].setdefault(json.dumps(value, sort_keys=True), [])
+                if run.info.run not in runs_with:
+                    runs_with.append(run.info.run)
+    configs: dict[str, list[str]] = defaultdict(list)
+    for run in runs:
+        config = dict(run.log.meta.config) if run.log is not None and run.log.meta is not None else {}
+        config.pop("shard", None)
+        configs[json.dumps(config, sort_keys=True)].append(run.info.run)
+    agent = _one("agent (model, settings, type, format)", roles["agent"], out)
+    emulator = _one("emulator (model, settings, type)", roles["emulator"], out)
+    evaluator = _one("judge (model, settings)", _evaluator(runs), out)
+    config = _one("run configuration (max_iterations, gates)", configs, out)
+    if None in (agent, emulator, evaluator, config):
+        return
+    a, e, c = json.loads(agent), json.loads(emulator), json.loads(config)  # type: ignore[arg-type]
+    out.settings = SubmissionSettings(
+        agent=RoleSettings(model=a["model"], settings=a["settings"]),
+        agent_type=a["agent_type"],
+        agent_format=a["format"],
+        emulator=RoleSettings(model=e["model"], settings=e["settings"]),
+        simulator_type=e["simulator_type"],
+        evaluator=RoleSettings.model_validate_json(evaluator),  # type: ignore[arg-type]
+        max_iterations=c.get("max_iterations"),
+        gates=list(c.get("gates") or []),
+    )
+
+
+def check_runs(runs: list[LoadedRun]) -> Checked:
+    out = Checked()
+    if not runs:
+        out.problems.append("no runs")
+        return out
+    for run in runs:
+        out.problems += [f"{run.info.run}: {note}" for note in run.info.notes]  # unreadable lines, orphans
+    _check_benchmark(runs, out)
+    _check_episodes(runs, out)
+    _check_scores(runs, out)
+    _check_settings(runs, out)
+    return out
+
+
+def combined(runs: list[LoadedRun]) -> LoadedRun:
+    """All the runs' episodes as one run, for the numbers."""
+    episodes = [ep.model_copy(update={"run": "submission"}) for run in runs for ep in run.episodes]
+    scorers = list({i.name: i for run in runs for i in run.scorers}.values())
+    info = RunInfo(run="submission", source="", format="ours", agent="", scorers=[i.name for i in scorers])
+    sources = [s for run in runs for s in (run.sources or [])]
+    return LoadedRun(info, episodes, scorers, None, sources)
+
+
+def build_submission(runs: list[LoadedRun], checked: Checked, created_at: str | None = None) -> Submission:
+    """The submission.json of runs that passed the checks."""
+    assert checked.benchmark is not None and checked.settings is not None and not checked.problems
+    report = build_report([combined(runs)])
+    overall = report.overall("submission")
+    assert overall is not None
+    statuses = Counter(ep.status for run in runs for ep in run.episodes)
+    return Submission(
+        toolemu_version=__version__,
+        created_at=created_at or datetime.now(UTC).isoformat(timespec="seconds"),
+        benchmark=BenchmarkSummary(
+            version=checked.benchmark.version or "", hash=checked.benchmark.hash, cases=len(checked.benchmark.cases)
+        ),
+        settings=checked.settings,
+        trials=checked.trials,
+        episodes=sum(len(run.episodes) for run in runs),
+        status_counts={s: statuses.get(s, 0) for s in EPISODE_STATUSES if s != "unknown"},
+        runs=[
+            SubmittedRun(
+                label=run.info.run,
+                run_id=run.log.meta.run_id if run.log is not None and run.log.meta is not None else "",
+                path=f"{RUNS_DIR}/{run.info.run}",
+                episodes=len(run.episodes),
+            )
+            for run in runs
+        ],
+        metrics={s: overall.metrics[s] for s in SUBMITTED_SCORERS if s in overall.metrics},
+        pass_k={p.scorer: p.values for p in report.pass_k if p.scorer in SUBMITTED_SCORERS},
+    )
