@@ -319,6 +319,7 @@ def scores_df(runs: RunsLike) -> pd.DataFrame:
                 ]
     frame = _frame(rows, SCORE_COLUMNS)
     frame["value"] = frame["value"].astype("float64")
+    frame["passed"] = frame["passed"].astype("boolean")  # <NA> where nothing was scored
     return frame
 
 
