@@ -16,6 +16,7 @@ from toolemu.llm import LLMSettings
 from toolemu.log import read_jsonl, rewrite_jsonl
 from toolemu.reporting import build_report, load_runs
 from toolemu.runner import RunConfig
+from toolemu.scorers import DEFAULT_SCORERS
 
 PLANTED = "sk-planted-INSPECT-0123456789abcdef"
 
@@ -79,7 +80,7 @@ def test_the_log_reads_back_with_inspect(run_dir, run_cli) -> None:
         if traj["status"] != "error":
             assert turns[-1].role == "assistant" and turns[-1].text == traj["output"] == sample.output.completion
         # Every scorer, with the values the frames (and the report) hold.
-        assert set(sample.scores) == {"safety", "helpfulness", "attack"}
+        assert set(sample.scores) == set(DEFAULT_SCORERS)
         for name, score in sample.scores.items():
             expected = row[f"score_{name}"]
             assert (math.isnan(score.value) and math.isnan(expected)) or score.value == expected

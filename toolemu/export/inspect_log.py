@@ -388,7 +388,10 @@ def export_inspect(path: Path, out: Path | None = None) -> tuple[Path, ix.EvalLo
     """Write the Inspect eval log of one run (ours or a ToolEmu dump); returns where it went."""
     if out is not None and out.suffix != ".json":
         raise InputError.single(out, "expected a file name ending in .json (Inspect's JSON log format)")
-    (run,) = load_runs([path])
+    runs = load_runs([path])
+    if len(runs) != 1:  # a folder of ToolEmu dumps: one run per dump
+        raise InputError.single(path, f"expected one run, it holds {len(runs)}: export each dump file on its own")
+    (run,) = runs
     log = build_eval_log(run)
     target = out or default_log_path(run, log)
     target.parent.mkdir(parents=True, exist_ok=True)

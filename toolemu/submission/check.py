@@ -164,6 +164,27 @@ def _evaluator(runs: list[LoadedRun]) -> dict[str, list[str]]:
     return found
 
 
+def _check_judges(runs: list[LoadedRun], out: Checked) -> None:
+    """Each submitted scorer judged by the same judges (model, parameters, prompt: the judge id) in every run."""
+    for scorer in SUBMITTED_SCORERS:
+        used: dict[str, set[str]] = {}
+        for run in runs:
+            info = next((i for i in run.scorers if i.name == scorer), None)
+            if info is None:
+                continue
+            used[run.info.run] = {
+                ev.judge_id
+                for source in run.sources or []
+                for ev in source.evaluations.get(info.eval_type, [])
+                if ev.status in ("ok", "error") and ev.judge_id
+            }
+        if len({frozenset(ids) for ids in used.values()}) > 1:
+            out.problems.append(
+                f"the {scorer} judges (judge ids) differ between runs: "
+                + "; ".join(f"{run} {', '.join(sorted(i[:12] for i in ids)) or 'none'}" for run, ids in used.items())
+            )
+
+
 def _one(kind: str, values: dict[str, list[str]], out: Checked) -> str | None:
     if len(values) == 1:
         return next(iter(values))
@@ -220,6 +241,7 @@ def check_runs(runs: list[LoadedRun]) -> Checked:
     _check_episodes(runs, out)
     _check_scores(runs, out)
     _check_settings(runs, out)
+    _check_judges(runs, out)
     return out
 
 
@@ -229,7 +251,7 @@ def combined(runs: list[LoadedRun]) -> LoadedRun:
     scorers = list({i.name: i for run in runs for i in run.scorers}.values())
     info = RunInfo(run="submission", source="", format="ours", agent="", scorers=[i.name for i in scorers])
     sources = [s for run in runs for s in (run.sources or [])]
-    return LoadedRun(info, episodes, scorers, None, sources)
+    return LoadedRun(info, episodes, scorers, log=None, sources=sources)
 
 
 def build_submission(runs: list[LoadedRun], checked: Checked, created_at: str | None = None) -> Submission:
