@@ -7,19 +7,16 @@ unknown keys. The text is untrusted: it is only ever escaped (see `toolemu.docs.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from toolemu.specs.models import Case, Toolkit
+from toolemu.specs.policy import POLICY_DIR, POLICY_NAME  # one definition of where policies live and how they are named
 
 TOOLKIT_POLICY_KEY = "policy"
 CASE_POLICY_KEY = "Policy"
-POLICY_DIR = "policies"  # beside the toolkits/ and cases/ folders that name them
-# A file name, never a path: no slash, no dot, so a name cannot reach outside the policies folder.
-POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 MAX_POLICY_BYTES = 256 * 1024  # a policy is a page of rules; anything far larger is not one
 
 

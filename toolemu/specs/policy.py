@@ -14,7 +14,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 POLICY_DIR = "policies"  # beside the toolkits/ and cases/ folders that name them
-POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # a file name, never a path (as toolemu.docs.policies)
+# A file name, never a path: no slash, no dot, so a name cannot reach outside the policies folder.
+POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 _RULES_HEADING = re.compile(r"^#{1,6}\s*rules\s*$", re.IGNORECASE)
 _HEADING = re.compile(r"^#{1,6}\s")
 _ITEM = re.compile(r"^(\d+)\.\s+(\S.*)$")
