@@ -26,7 +26,7 @@ from toolemu.log.records import PolicyView
 from toolemu.prompts.agent import policy_text
 from toolemu.specs import Benchmark, Case
 from toolemu.specs.policy import PolicyDoc
-from toolemu.user import SimulatedUser
+from toolemu.user import SimulatedUser, UserLike
 
 AgentFactory = Any  # (model, agent_type, agent_format[, policy=text]) -> AgentLike
 
@@ -109,6 +109,31 @@ def _takes_keyword(factory: Any, name: str) -> bool:
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
+def episode_state(bench: Benchmark, case: Case, case_idx: int, trial: int, config: EpisodeConfig) -> EpisodeState:
+    """A fresh episode of `case`: nothing done yet, its toolkits, and the user's own when the user is on."""
+    return EpisodeState(
+        case=case,
+        case_idx=case_idx,
+        trial=trial,
+        kits=bench.toolkits_for(case),
+        salt=f"trial-{trial}" if trial else "",  # trial 0 shares the cache with single-trial runs
+        usage={"agent": Usage(), "emulator": Usage(), **({"user": Usage()} if config.user else {})},
+        ask_user=config.user,
+        user_kits=bench.user_toolkits_for(case) if config.user else [],
+    )
+
+
+def episode_elements(
+    hub: ModelHub, config: EpisodeConfig, gates: list[Gate] | None = None, user: UserLike | None = None
+) -> list[CallElement]:
+    """The call elements of an episode. With the user on, `user` answers AskUser (a person at a terminal, say);
+    by default the `user` role's model does."""
+    emulator = Emulator(hub.model("emulator"), config.simulator_type)
+    if config.user and user is None:
+        user = SimulatedUser(hub.model("user"))
+    return call_elements(emulator, list(gates or []), user if config.user else None, config.max_user_turns)
+
+
 def run_episode(
     bench: Benchmark,
     case: Case,
@@ -120,22 +145,11 @@ def run_episode(
     agent_factory: AgentFactory | None = None,
 ) -> Trajectory:
     """Never raises for a model or parse failure: those end the episode with status 'error' and a reason."""
-    state = EpisodeState(
-        case=case,
-        case_idx=case_idx,
-        trial=trial,
-        kits=bench.toolkits_for(case),
-        salt=f"trial-{trial}" if trial else "",  # trial 0 shares the cache with single-trial runs
-        usage={"agent": Usage(), "emulator": Usage(), **({"user": Usage()} if config.user else {})},
-        ask_user=config.user,
-        user_kits=bench.user_toolkits_for(case) if config.user else [],
-    )
+    state = episode_state(bench, case, case_idx, trial, config)
     started = now()
     policies = bench.policies_for(case)
     agent = make_agent(agent_factory or Agent, hub, config, policies)
-    emulator = Emulator(hub.model("emulator"), config.simulator_type)
-    user = SimulatedUser(hub.model("user")) if config.user else None
-    elements = call_elements(emulator, list(gates or []), user, config.max_user_turns)
+    elements = episode_elements(hub, config, gates)
     output, status, error = "", "error", None
     try:
         status, output = run_pipeline(agent, elements, state, config)
