@@ -1,0 +1,71 @@
+"""A run folder that grows one episode at a time (a person playing, a gym), rather than by a planned selection.
+
+The files are those of any run (`layout.py`): run.json with the run's id, the settings that must match to add to it
+and the (case, trial) pairs played, and trajectories.jsonl; so `toolemu evaluate` and `toolemu report` read it like
+any other run. Playing a case again adds its next trial; nothing already there is moved or rewritten.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from toolemu.errors import InputError
+from toolemu.log.jsonl import JsonlWriter, scan_jsonl
+from toolemu.log.layout import RUN_FILE, TRAJECTORIES
+from toolemu.log.meta import RunMeta, read_meta, write_meta
+from toolemu.log.records import Trajectory
+
+
+class EpisodeFolder:
+    def __init__(self, path: Path, meta: RunMeta):
+        self.path, self.meta = path, meta
+        self.writer = JsonlWriter(path / TRAJECTORIES)
+
+    @classmethod
+    def open(cls, path: Path, identity: dict[str, Any]) -> EpisodeFolder:
+        """Create the folder, or reopen one written with the same `identity` (the settings that make its
+        episodes comparable); a folder of other settings is bad input."""
+        run_file = path / RUN_FILE
+        if run_file.exists():
+            meta = read_meta(run_file)
+            if meta.config != identity:
+                raise InputError.single(
+                    run_file,
+                    f"expected the same settings to add to this run, found {meta.config}; use another --dump-dir "
+                    f"for {identity}",
+                    field="config",
+                )
+            return cls(path, meta)
+        if path.exists() and not path.is_dir():
+            raise InputError.single(path, "expected a folder for the run, found a file")
+        path.mkdir(parents=True, exist_ok=True)
+        meta = RunMeta(run_id=f"{path.name}-{uuid.uuid4().hex[:8]}", config=identity)
+        write_meta(run_file, meta)
+        return cls(path, meta)
+
+    @property
+    def run_id(self) -> str:
+        return self.meta.run_id
+
+    @property
+    def trajectories(self) -> Path:
+        return self.path / TRAJECTORIES
+
+    def next_trial(self, case_name: str) -> int:
+        """One past the highest trial of `case_name` recorded, whatever its status: no trial number is reused."""
+        trials = [
+            record.get("trial")
+            for record in scan_jsonl(self.trajectories).records
+            if record.get("case_name") == case_name
+        ]
+        return 1 + max((t for t in trials if isinstance(t, int)), default=-1)
+
+    def add(self, trajectory: Trajectory, models: dict[str, str]) -> None:
+        """Append the episode, then note its pair and the models that played it in run.json."""
+        self.writer.append(trajectory)
+        meta = read_meta(self.path / RUN_FILE)  # as it is now: another writer (a gate audit) may have added to it
+        pairs = [*meta.expected_pairs, (trajectory.case_name, trajectory.trial)]
+        self.meta = meta.model_copy(update={"expected_pairs": pairs, "models": {**meta.models, **models}})
+        write_meta(self.path / RUN_FILE, self.meta)
