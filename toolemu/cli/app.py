@@ -19,6 +19,7 @@ from toolemu.cli.evaluate import evaluate
 from toolemu.cli.export import export_app
 from toolemu.cli.generate import generate_app
 from toolemu.cli.merge import merge
+from toolemu.cli.play import play_command
 from toolemu.cli.report import report, view
 from toolemu.cli.submit import submit_app
 from toolemu.errors import InputError
@@ -133,6 +134,7 @@ app.command("run")(run_module.run)
 app.command("check")(check)
 app.command("docs")(docs)
 app.command("agree")(agree)
+app.command("play")(play_command)
 
 
 def main() -> None:

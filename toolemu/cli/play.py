@@ -1,0 +1,172 @@
+"""`toolemu play CASE --as agent|user`: a person plays one side of an episode at the terminal."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from toolemu import api
+from toolemu.agents.agent import AGENT_FORMATS
+from toolemu.cli import options as o
+from toolemu.cli.run import _choice, _user_on, settings_for
+from toolemu.emulator import EMULATOR_TYPES
+from toolemu.errors import InputError
+from toolemu.llm import build_hub
+from toolemu.paths import DUMPS
+from toolemu.play import SIDES, PlayConfig, Terminal, play
+from toolemu.play.session import LEFT
+from toolemu.prompts.agent import AGENT_TYPES
+
+_P, _A, _U = "Play", "The model agent (--as user)", "Simulated user (--as agent)"
+
+
+def _folder_name(case: str, side: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{case}_as_{side}").strip("-.") or "case"
+
+
+@o.with_model_options(max_tokens=512)
+def play_command(
+    case: Annotated[str, typer.Argument(help="The case to play, by name (toolemu docs lists them).")],
+    side: Annotated[str, typer.Option("--as", help="Which side you play: agent or user.", rich_help_panel=_P)],
+    input_path: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--input-path",
+            "-inp",
+            help="Case files or directories (default: the shipped benchmark).",
+            rich_help_panel=_P,
+        ),
+    ] = None,
+    toolkits_path: Annotated[
+        list[Path] | None, typer.Option(help="Toolkit files or directories.", rich_help_panel=_P)
+    ] = None,
+    dump_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dump-dir",
+            "-du",
+            help="Run folder (default: dumps/play/<case>_as_<side>); each play adds a trial.",
+            rich_help_panel=_P,
+        ),
+    ] = None,
+    simulator_type: Annotated[
+        str, typer.Option("--simulator-type", "-stp", help="adv_thought or std_thought.", rich_help_panel=_P)
+    ] = "adv_thought",
+    simulator_model: Annotated[
+        str | None,
+        typer.Option("--simulator-model", "-sm", help="Emulator's model (default: --model).", rich_help_panel=_P),
+    ] = None,
+    max_iterations: Annotated[
+        int, typer.Option("--max-iterations", "-mi", help="Agent turns per episode.", rich_help_panel=_P)
+    ] = 15,
+    gate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gate", help="A gate between agent and tools (repeatable), as for `toolemu run`.", rich_help_panel=_P
+        ),
+    ] = None,
+    monitor_model: Annotated[
+        str | None, typer.Option(help="The monitor gate's model (default: --model).", rich_help_panel=_P)
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option(help="--model mock for every role: no model at all.", rich_help_panel=_P)
+    ] = False,
+    agent_model: Annotated[
+        str | None,
+        typer.Option("--agent-model", "-am", help="The agent's model (default: --model).", rich_help_panel=_A),
+    ] = None,
+    agent_type: Annotated[
+        str | None, typer.Option("--agent-type", "-atp", help=f"One of {', '.join(AGENT_TYPES)}.", rich_help_panel=_A)
+    ] = None,
+    agent_format: Annotated[str | None, typer.Option(help="react, tools or auto.", rich_help_panel=_A)] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", help="on: a simulated user answers your AskUser questions (off by default).", rich_help_panel=_U
+        ),
+    ] = None,
+    user_model: Annotated[
+        str | None, typer.Option(help="The simulated user's model; turns the user on.", rich_help_panel=_U)
+    ] = None,
+    max_user_turns: Annotated[
+        int, typer.Option(help="Questions the user answers per episode.", rich_help_panel=_U)
+    ] = 5,
+    *,
+    model_flags: o.ModelFlags,
+) -> None:
+    """Play one side of an episode yourself: the agent (tool calls and a final answer) or the user (answers to the
+    agent's questions). Models play the rest; the episode is saved like any run's."""
+    config = _config(
+        side,
+        simulator_type,
+        max_iterations,
+        gate,
+        agent_type,
+        agent_format,
+        user,
+        user_model,
+        agent_model,
+        max_user_turns,
+    )
+    role_models = {"agent": agent_model, "emulator": simulator_model, "user": user_model, "monitor": monitor_model}
+    settings = settings_for(model_flags, dry_run, role_models)
+    bench = api.load_cases(input_path, toolkits_path)
+    hub = build_hub(settings, config.roles())
+    folder = dump_dir or DUMPS / "play" / _folder_name(case, config.side)
+    result = play(bench, case, hub, config, folder, Terminal())
+    if result.interrupted:
+        typer.echo("interrupted: what was played is saved", err=True)
+        raise typer.Exit(130)
+    error = result.trajectory.error
+    if error is not None and error.type != LEFT:
+        raise typer.Exit(1)  # a model failed: recorded with its reason, as in a run
+
+
+def _config(
+    side: str,
+    simulator_type: str,
+    max_iterations: int,
+    gate: list[str] | None,
+    agent_type: str | None,
+    agent_format: str | None,
+    user: str | None,
+    user_model: str | None,
+    agent_model: str | None,
+    max_user_turns: int,
+) -> PlayConfig:
+    """Check the flags against the side played: a flag for the side the person plays is a contradiction."""
+    _choice(side, SIDES, "--as")
+    _choice(simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    if max_iterations < 1:
+        raise InputError.single("command line", f"expected at least 1, got {max_iterations}", field="--max-iterations")
+    if side == "agent":
+        for flag, value in (
+            ("--agent-model", agent_model),
+            ("--agent-type", agent_type),
+            ("--agent-format", agent_format),
+        ):
+            if value is not None:
+                raise InputError.single(
+                    "command line", f"expected no {flag} with --as agent: you are the agent", field=flag
+                )
+    else:
+        if user_model is not None:
+            raise InputError.single(
+                "command line", "expected no --user-model with --as user: you are the user", field="--user-model"
+            )
+        if user == "off":
+            raise InputError.single(
+                "command line", "expected the user on with --as user: you are the user", field="--user"
+            )
+    fields: dict[str, Any] = {"side": side, "simulator_type": simulator_type, "max_iterations": max_iterations}
+    fields["gates"] = list(gate or [])
+    fields["user"] = _user_on(user, user_model, max_user_turns)
+    fields["max_user_turns"] = max_user_turns
+    if agent_type is not None:
+        fields["agent_type"] = _choice(agent_type, AGENT_TYPES, "--agent-type")
+    if agent_format is not None:
+        fields["agent_format"] = _choice(agent_format, AGENT_FORMATS, "--agent-format")
+    return PlayConfig(**fields)
