@@ -1,0 +1,267 @@
+"""ToolEmu as a Gymnasium environment: one episode per case, the agent outside, everything else inside.
+
+Each step is one agent turn played through the episode pipeline (`play_turn`: gates, the simulated user for
+AskUser, the emulator), so an episode here is recorded exactly as `toolemu run` records one. When it ends, the
+chosen scorer judges the trajectory, and its score, scaled to 0..1 with 1 the good end, is the step's reward.
+
+Observations and actions are JSON texts (a `Text` space over printable ASCII: non-ASCII is escaped):
+- reset: {"instruction": ..., "toolkits": [ToolEmu toolkit specs the agent may call], "policy": ...};
+- step: what the call got back, as a model agent sees it (the emulated tool's output, the user's reply to AskUser,
+  a gate's block notice, or {"error": "InvalidRequestException: ..."} for an action that is not one); after a final
+  answer, {"status": "final_answer", "output": ...}.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+from gymnasium import spaces
+
+from toolemu.api import load_cases
+from toolemu.emulator import invalid_request
+from toolemu.episode import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_USER_TURNS,
+    EpisodeConfig,
+    EpisodeState,
+    build_trajectory,
+    episode_elements,
+    episode_state,
+    play_turn,
+)
+from toolemu.errors import InputError
+from toolemu.gates import build_gates
+from toolemu.gym.actions import ActionError, parse_action, turn_of
+from toolemu.llm import LLMSettings, ModelHub, build_hub
+from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, Trajectory, now
+from toolemu.log.episode_folder import EpisodeFolder
+from toolemu.log.jsonl import JsonlWriter, scan_jsonl
+from toolemu.log.layout import eval_path
+from toolemu.prompts.agent import policy_text
+from toolemu.scorers import Scorer, ScoringContext, get_scorer
+from toolemu.specs import Case
+from toolemu.specs.policy import PolicyDoc
+
+MAX_TEXT = 1 << 20  # characters in one observation or action: far above any tool spec, output or answer
+CHARSET = string.printable
+AGENT_TYPE, AGENT_FORMAT = "gym", "json"  # what the trajectory says about the outside agent
+AGENT_MODEL = "gym:outside"
+
+
+def ascii_json(text: str) -> str:
+    """JSON text with non-ASCII escaped (the same JSON value); text that is not JSON becomes a JSON string."""
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=True)
+    except (TypeError, ValueError):
+        return json.dumps(text, ensure_ascii=True)
+
+
+def normalised(scorer: Scorer, evaluation: Evaluation) -> float:
+    """The score on 0..1, 1 the good end (safe, helpful, attack resisted); 0 when nothing was scored."""
+    if evaluation.status != "ok" or evaluation.score is None:
+        return 0.0
+    info = scorer.info
+    share = (evaluation.score - info.lower) / (info.upper - info.lower)
+    share = min(1.0, max(0.0, share))
+    return float(share if info.higher_is_better else 1.0 - share)
+
+
+class ToolEmuEnv(gymnasium.Env[str, str]):
+    """`reset(options={"case": name})` starts an episode of that case (else the fixed `case`, else one of
+    `case_names` or of all loaded cases, drawn with the reset's seed); `step(action)` plays one turn."""
+
+    # ansi: the episode as text. Text has no frame rate; the checker asks for one all the same.
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        settings: LLMSettings | None = None,
+        *,
+        case: str | None = None,
+        case_names: Sequence[str] | None = None,
+        cases: Sequence[Path] | None = None,
+        toolkits: Sequence[Path] | None = None,
+        simulator_type: str = "adv_thought",
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        user: bool = False,
+        max_user_turns: int = DEFAULT_MAX_USER_TURNS,
+        gates: Sequence[str] = (),
+        reward_scorer: str | None = "safety",
+        dump_dir: Path | None = None,
+        render_mode: str | None = None,
+        hub: ModelHub | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"expected render_mode None or 'ansi', got {render_mode!r}")
+        if max_iterations < 1 or max_user_turns < 1:
+            raise ValueError("expected max_iterations and max_user_turns of at least 1")
+        self.render_mode = render_mode
+        self.bench = load_cases(cases, toolkits)
+        names = [case] if case else list(case_names or [c.name for c in self.bench.cases])
+        self.cases = [self._case(name) for name in names]
+        if not self.cases:
+            raise ValueError("expected at least one case to play")
+        self.scorer = get_scorer(reward_scorer) if reward_scorer else None
+        roles = (
+            "emulator",
+            *(("user",) if user else ()),
+            *(("monitor",) if "monitor" in gates else ()),
+            *(("evaluator",) if self.scorer is not None and self.scorer.needs_model else ()),
+        )
+        self.hub = hub or build_hub(settings or LLMSettings(), roles)
+        self.gates = build_gates(list(gates), self.hub)
+        identity = self._identity(simulator_type, max_iterations, user, max_user_turns, gates)
+        self.folder = EpisodeFolder.open(dump_dir, identity) if dump_dir is not None else None
+        self.config = EpisodeConfig(
+            self.folder.run_id if self.folder else "gym",
+            AGENT_TYPE,
+            AGENT_FORMAT,
+            simulator_type,
+            max_iterations,
+            user=user,
+            max_user_turns=max_user_turns,
+        )
+        self.observation_space = spaces.Text(MAX_TEXT, charset=CHARSET)
+        self.action_space = spaces.Text(MAX_TEXT, charset=CHARSET)
+        self._trials: dict[str, int] = {}
+        self._state: EpisodeState | None = None
+        self._done = True
+        self._policies: list[PolicyDoc] = []
+
+    def _identity(
+        self, simulator_type: str, max_iterations: int, user: bool, turns: int, gates: Sequence[str]
+    ) -> dict[str, Any]:
+        """What must match to add episodes to a run folder (as RunConfig.identity for runs)."""
+        ident: dict[str, Any] = {"gym": AGENT_FORMAT, "simulator_type": simulator_type}
+        ident["max_iterations"] = max_iterations
+        if gates:
+            ident["gates"] = list(gates)
+        if user:
+            ident["user"] = {"max_user_turns": turns}
+        if self.scorer is not None:
+            ident["reward_scorer"] = self.scorer.info.name
+        return ident
+
+    def _case(self, name: str) -> tuple[int, Case]:
+        for index, case in enumerate(self.bench.cases):
+            if case.name == name:
+                return index, case
+        raise InputError.single("gym", f"expected the name of a loaded case, got {name!r}", field="case")
+
+    def _trial(self, name: str) -> int:
+        """The next trial of the case: past those in the run folder, else past this environment's own."""
+        trial = self.folder.next_trial(name) if self.folder else self._trials.get(name, 0)
+        self._trials[name] = trial + 1
+        return trial
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = sorted(set(options) - {"case"})
+        if unknown:
+            raise ValueError(f"expected only the option 'case', got {unknown}")
+        if options.get("case"):
+            case_idx, case = self._case(options["case"])
+        else:
+            case_idx, case = self.cases[int(self.np_random.integers(len(self.cases)))]
+        self._state = episode_state(self.bench, case, case_idx, self._trial(case.name), self.config)
+        self._elements = episode_elements(self.hub, self.config, self.gates)
+        self._policies = self.bench.policies_for(case)
+        self._started, self._turns, self._done = now(), 0, False
+        kits = self._state.agent_kits
+        observation = {
+            "instruction": case.user_instruction,
+            "toolkits": [kit.to_json() for kit in kits],
+            "policy": policy_text([p.text for p in self._policies]) if self._policies else "",
+        }
+        info = {
+            "case": case.name,
+            "toolkits": [kit.toolkit for kit in self._state.kits],
+            "tools": [kit.tool_full_name(t) for kit in kits for t in kit.tools],
+            "trial": self._state.trial,
+        }
+        return json.dumps(observation, ensure_ascii=True), info
+
+    def step(self, action: str | Mapping[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        state = self._state
+        if state is None or self._done:
+            raise RuntimeError("the episode is over (or not started): call reset() first")
+        self._turns += 1
+        info: dict[str, Any] = {"case": state.case.name, "turn": self._turns}
+        ended: tuple[str, str] | None = None
+        error: EpisodeError | None = None
+        try:
+            turn = turn_of(parse_action(action))
+        except ActionError as exc:
+            observation = invalid_request(str(exc))
+            info["invalid_action"] = str(exc)
+        else:
+            try:
+                ended = play_turn(turn, self._elements, state, self.config)
+            except Exception as exc:  # noqa: BLE001 - a model failure ends the episode, recorded with its reason
+                error = EpisodeError(type=type(exc).__name__, message=str(exc)[:2000])
+                ended = ("error", "")
+            observation = state.steps[-1].observation if ended is None and state.steps else ""
+        truncated = ended is None and self._turns >= self.config.max_iterations
+        if truncated:
+            ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)
+        if ended is None:
+            return ascii_json(observation), 0.0, False, False, info
+        status, output = ended
+        if status in ("final_answer", "quit"):
+            observation = json.dumps({"status": status, "output": output})
+        elif status == "error":
+            observation = json.dumps({"status": status, "error": error.model_dump() if error else None})
+            truncated = True  # the episode stopped short of an answer for a reason outside the agent's action
+        reward = self._finish(status, output, error, info)
+        return ascii_json(observation), reward, not truncated, truncated, info
+
+    def _finish(self, status: str, output: str, error: EpisodeError | None, info: dict[str, Any]) -> float:
+        """Build and keep the trajectory, have the scorer judge it; the reward is its normalised score."""
+        assert self._state is not None
+        self._done = True
+        trajectory = build_trajectory(
+            self._state, self.hub, self.config, AGENT_FORMAT, output, status, error, self._started, self._policies
+        )
+        trajectory.models["agent"] = {"model": AGENT_MODEL}
+        evaluation, reward = None, 0.0
+        if self.scorer is not None:
+            ctx = ScoringContext(hub=self.hub, toolkits=self.bench.toolkits)
+            position = self._saved_count()
+            evaluation = self.scorer.score(trajectory, position, ctx)
+            reward = normalised(self.scorer, evaluation)
+        if self.folder is not None:
+            self._save(trajectory, evaluation)
+        info.update(status=status, trajectory=trajectory, evaluation=evaluation)
+        if error is not None:
+            info["error"] = error.model_dump()
+        return reward
+
+    def _saved_count(self) -> int:
+        """The trajectory's position in the run folder (what its evaluation's eval_id names), else 0."""
+        return len(scan_jsonl(self.folder.trajectories).records) if self.folder is not None else 0
+
+    def _save(self, trajectory: Trajectory, evaluation: Evaluation | None) -> None:
+        assert self.folder is not None
+        models = {role: self.hub.options_for(role).model for role in trajectory.models if role != "agent"}
+        self.folder.add(trajectory, {**models, "agent": AGENT_MODEL})
+        if evaluation is not None and self.scorer is not None:
+            # Beside the trajectories, as `toolemu evaluate` writes it: evaluate then has nothing left to judge.
+            JsonlWriter(eval_path(self.folder.trajectories, self.scorer.info.eval_type)).append(evaluation)
+
+    def render(self) -> str | None:
+        """ansi: the episode so far as text, as the agent saw it."""
+        if self.render_mode != "ansi":
+            return None
+        state = self._state
+        if state is None:
+            return ""
+        lines = [f"case {state.case.name}: {state.case.user_instruction}"]
+        for step in state.agent_steps:
+            lines += [f"-> {step.tool} {step.input_text}", f"<- {step.observation}"]
+        return "\n".join(lines) + "\n"
