@@ -159,3 +159,10 @@ def test_actions_and_observations_are_json() -> None:
         parse_action('{"tool": "T", "final": 1}')
     assert ascii_json('{"city": "Zürich"}') == '{"city": "Z\\u00fcrich"}'
     assert ascii_json("not json") == '"not json"'
+
+
+def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("## A Gymnasium environment", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(block, "README.md", "exec"), {})  # our own README's code, nothing from a model
+    assert capsys.readouterr().out.strip() == "1.0 Certain No Risk (3)"

@@ -113,6 +113,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
             *(("monitor",) if "monitor" in gates else ()),
             *(("evaluator",) if self.scorer is not None and self.scorer.needs_model else ()),
         )
+        self._own_hub = hub is None  # a hub handed in is the caller's to close
         self.hub = hub or build_hub(settings or LLMSettings(), roles)
         self.gates = build_gates(list(gates), self.hub)
         identity = self._identity(simulator_type, max_iterations, user, max_user_turns, gates)
@@ -253,6 +254,10 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         if evaluation is not None and self.scorer is not None:
             # Beside the trajectories, as `toolemu evaluate` writes it: evaluate then has nothing left to judge.
             JsonlWriter(eval_path(self.folder.trajectories, self.scorer.info.eval_type)).append(evaluation)
+
+    def close(self) -> None:
+        if self._own_hub:
+            self.hub.cache.close()  # idempotent; a closed cache reads as empty
 
     def render(self) -> str | None:
         """ansi: the episode so far as text, as the agent saw it."""
