@@ -23,6 +23,7 @@ from toolemu.log import read_meta, read_run
 from toolemu.play import PlayConfig, PlayerLeft, Terminal, WordCompleter, play, read_agent_line
 from toolemu.play.agent import Answer, Call, Show
 from toolemu.play.calls import BadLine, tool_index
+from toolemu.play.screen import Screen, json_or_text, safe
 from toolemu.specs import load_benchmark
 
 FIXTURE_SPECS = ["--input-path", FIXTURES / "toolemu_cases.json", "--toolkits-path", FIXTURES / "toolemu_toolkits.json"]
@@ -224,3 +225,13 @@ def test_an_unknown_case_is_one_clear_line(run_cli, tmp_path: Path) -> None:
     result = run_cli("play", "no_such_case", "--as", "agent", "--dry-run", "--dump-dir", tmp_path / "p", *FIXTURE_SPECS)
     assert result.code == 2 and "expected the name of a loaded case" in result.err
     assert len(result.err.strip().splitlines()) == 1
+
+
+def test_model_text_cannot_drive_the_terminal_or_rich_markup() -> None:
+    console = Console(file=io.StringIO(), width=100, force_terminal=True, color_system="standard")
+    hostile = '{"note": "[bold red]owned[/] \\u001b[2J and a bell \\u0007"}'
+    Screen(console).panel(json_or_text(hostile), "observation")
+    Screen(console).panel(safe("[link=file:///etc/passwd]x[/link]\x1b]0;title\x07"), "reply")
+    out = console.file.getvalue()
+    assert "[bold red]owned[/]" in out and "[link=file:///etc/passwd]" in out  # shown as text, not as markup
+    assert "\x1b[2J" not in out and "\x07" not in out and "\x1b]0;" not in out

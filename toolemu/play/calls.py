@@ -28,7 +28,9 @@ def find_tool(name: str, tools: ToolIndex) -> str:
     folded = [full for full in tools if full.lower() == name.lower()]
     if len(folded) == 1:
         return folded[0]
-    raise BadLine(f"unknown tool {name!r}: Tab completes the names, `tools` lists them")
+    names = list(tools)
+    listed = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    raise BadLine(f"unknown tool {name!r}; Tab completes the names: {listed or '(none in this case)'}")
 
 
 def arguments_of(text: str) -> dict[str, Any]:
