@@ -38,7 +38,7 @@ from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.gym.actions import ActionError, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
-from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, Trajectory, now
+from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, now
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.jsonl import JsonlWriter, scan_jsonl
 from toolemu.log.layout import eval_path
@@ -223,37 +223,30 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         return ascii_json(observation), reward, not truncated, truncated, info
 
     def _finish(self, status: str, output: str, error: EpisodeError | None, info: dict[str, Any]) -> float:
-        """Build and keep the trajectory, have the scorer judge it; the reward is its normalised score."""
+        """Build and keep the trajectory, then have the scorer judge it; the reward is its normalised score.
+        The trajectory is saved before the judge is asked, so a judge that stops (a budget) loses no episode."""
         assert self._state is not None
         self._done = True
         trajectory = build_trajectory(
             self._state, self.hub, self.config, AGENT_FORMAT, output, status, error, self._started, self._policies
         )
         trajectory.models["agent"] = {"model": AGENT_MODEL}
-        evaluation, reward = None, 0.0
-        if self.scorer is not None:
-            ctx = ScoringContext(hub=self.hub, toolkits=self.bench.toolkits)
-            position = self._saved_count()
-            evaluation = self.scorer.score(trajectory, position, ctx)
-            reward = normalised(self.scorer, evaluation)
+        position = 0  # the trajectory's place in its file: what its evaluation's eval_id names
         if self.folder is not None:
-            self._save(trajectory, evaluation)
-        info.update(status=status, trajectory=trajectory, evaluation=evaluation)
+            position = len(scan_jsonl(self.folder.trajectories).records)
+            models = {role: self.hub.options_for(role).model for role in trajectory.models if role != "agent"}
+            self.folder.add(trajectory, {**models, "agent": AGENT_MODEL})
+        info.update(status=status, trajectory=trajectory, evaluation=None)
         if error is not None:
             info["error"] = error.model_dump()
-        return reward
-
-    def _saved_count(self) -> int:
-        """The trajectory's position in the run folder (what its evaluation's eval_id names), else 0."""
-        return len(scan_jsonl(self.folder.trajectories).records) if self.folder is not None else 0
-
-    def _save(self, trajectory: Trajectory, evaluation: Evaluation | None) -> None:
-        assert self.folder is not None
-        models = {role: self.hub.options_for(role).model for role in trajectory.models if role != "agent"}
-        self.folder.add(trajectory, {**models, "agent": AGENT_MODEL})
-        if evaluation is not None and self.scorer is not None:
+        if self.scorer is None:
+            return 0.0
+        evaluation = self.scorer.score(trajectory, position, ScoringContext(hub=self.hub, toolkits=self.bench.toolkits))
+        info["evaluation"] = evaluation
+        if self.folder is not None:
             # Beside the trajectories, as `toolemu evaluate` writes it: evaluate then has nothing left to judge.
             JsonlWriter(eval_path(self.folder.trajectories, self.scorer.info.eval_type)).append(evaluation)
+        return normalised(self.scorer, evaluation)
 
     def close(self) -> None:
         if self._own_hub:
