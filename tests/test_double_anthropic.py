@@ -120,12 +120,35 @@ def test_refusals_are_prose_with_no_json(serve) -> None:
     assert 8 <= refused <= 32 and sum(t.startswith(("I'm sorry", "I apologize", "Unfort")) for t in texts) == refused
 
 
-def test_project_anthropic_role_gets_its_schema_from_the_prompt(serve, monkeypatch) -> None:
-    """anthropic:<model> asks for structure in the prompt; the double answers it wrapped at the set rates."""
+def test_project_anthropic_role_gets_its_schema_as_a_forced_tool(serve, monkeypatch) -> None:
+    """anthropic:<model> asks for structure with a forced tool whose input schema is the reply schema, and reads
+    the reply from the tool_use block: long strings and 20-item arrays arrive whole."""
+    monkeypatch.setenv("DOUBLE_KEY", "dummy-anthropic-key")
+    double = serve(cls=AnthropicDouble, refusal_rate=1.0, reasoning=True)  # a forced tool is never refused
+    options = ModelOptions(model="anthropic:double", base_url=double.base_url, api_key_env="DOUBLE_KEY")
+    model = ModelHub({"default": options}).model("evaluator")
+    reply = model.complete([user("Write the incident report.")], schema=REPORT)
+    validate_reply(reply.value, REPORT)
+    assert 18 <= len(reply.value["tags"]) <= 22 and reply.attempts == 1
+    request = double.log[0].request
+    assert request["tool_choice"] == {"type": "tool", "name": "reply"}
+    assert [t["input_schema"] for t in request["tools"]] == [REPORT]
+    assert "matching this JSON schema" not in request["messages"][-1]["content"]  # the tool carries it
+    assert request["max_tokens"] == 4096  # the provider's default: room for long replies
+    assert markers.scan([reply.value]).intact == set(double.log[0].long_ids)
+    assert reply.reasoning and reply.reasoning not in reply.text  # thinking is recorded apart from the answer
+
+
+def test_project_anthropic_role_in_prompt_mode_reads_wrapped_json(serve, monkeypatch) -> None:
+    """--structured prompt: the schema goes in the prompt; the double answers it wrapped at the set rates."""
     monkeypatch.setenv("DOUBLE_KEY", "dummy-anthropic-key")
     double = serve(cls=AnthropicDouble, refusal_rate=0.0, wraps={"prose": 1.0})
     options = ModelOptions(
-        model="anthropic:double", base_url=double.base_url, api_key_env="DOUBLE_KEY", max_tokens=8000
+        model="anthropic:double",
+        base_url=double.base_url,
+        api_key_env="DOUBLE_KEY",
+        max_tokens=8000,
+        structured="prompt",
     )
     model = ModelHub({"default": options}).model("evaluator")
     reply = model.complete([user("Write the incident report.")], schema=REPORT)

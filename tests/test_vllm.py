@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from toolemu.llm import LLMSettings, ModelConfigError, ModelOptions, build_chat_model, build_hub, user, vllm_server
-from toolemu.llm.model import _structured_kwargs
+from toolemu.llm.model import structured_request
 from toolemu.llm.options import VLLMOptions
 
 TESTS = Path(__file__).parent
@@ -282,8 +282,10 @@ def test_model_strings_flags_and_structured_mode(run_cli) -> None:
     # vLLM's guided decoding enforces any schema, strict-compatible or not.
     loose = {"type": "object", "properties": {"a": {"type": "object"}}, "required": ["a"]}
     for schema in (SCHEMA, loose):
-        extra, enforced = _structured_kwargs(ModelOptions(model="vllm:m"), schema)
-        assert extra["extra_body"]["response_format"]["type"] == "json_schema" and enforced
+        how = structured_request(ModelOptions(model="vllm:m"), schema, "agent")
+        fmt = how.kwargs["extra_body"]["response_format"]
+        assert fmt["type"] == "json_schema" and how.in_request
+        assert fmt["json_schema"]["schema"] == schema and not how.strict  # as it is: no strict rewrite needed
 
 
 # --- connecting to a running server: a real OpenAI-compatible server (llama-cpp-python's) ---

@@ -18,7 +18,7 @@ from pathlib import Path
 from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
 from toolemu.gates import build_gates
-from toolemu.llm import LLMSettings, ModelHub, build_hub
+from toolemu.llm import LLMSettings, ModelHub, UsageTracker, build_hub
 from toolemu.log import run_files
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS
 from toolemu.reporting import Report, write_report
@@ -43,6 +43,7 @@ class RunResult:
     emulation: RunSummary
     evaluation: EvalSummary | None = None
     report: ReportResult | None = None
+    usage: UsageTracker | None = None  # the command's model calls by role: tokens, cost, repairs, cut-offs
 
 
 def load_cases(cases: Sequence[Path] | None = None, toolkits: Sequence[Path] | None = None) -> Benchmark:
@@ -102,6 +103,7 @@ def emulate(
     identity = benchmark_identity(bench, cases, toolkits)
     summary = run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent), identity)
     summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
+    summary.usage_by_role = hub.tracker.roles()
     return summary
 
 
@@ -187,7 +189,7 @@ def run(
         hub=hub,
         show_progress=show_progress,
     )
-    result = RunResult(summary)
+    result = RunResult(summary, usage=hub.tracker)
     if not evaluate_after or summary.stop_reason == "interrupted":
         return result
     result.evaluation = evaluate(

@@ -18,7 +18,7 @@ from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
 from toolemu.gates import Gate
 from toolemu.llm import ModelHub
-from toolemu.llm.usage import Usage
+from toolemu.llm.usage import Usage, role_lines, usage_line
 from toolemu.log import (
     FINISHED,
     RETRIED_ERRORS,
@@ -122,6 +122,7 @@ class RunSummary:
     shard: tuple[int, int] | None = None
     selected: int = 0  # pairs of the whole selection, all shards together
     usage: Usage | None = None  # model calls, tokens and cost of the command so far
+    usage_by_role: dict[str, Usage] = field(default_factory=dict)  # the same by role, with repairs and cut-offs
 
     def lines(self) -> list[str]:
         out = [
@@ -135,11 +136,8 @@ class RunSummary:
             more = f" and {len(self.not_run) - 10} more" if len(self.not_run) > 10 else ""
             out.append(f"not run ({self.stop_reason}): {len(self.not_run)}: {names}{more}")
         if self.usage is not None:
-            u = self.usage
-            out.append(
-                f"usage: {u.calls} model calls, {u.cache_hits} cache hits, {u.prompt_tokens} prompt + "
-                f"{u.completion_tokens} completion tokens, ${u.cost_usd:.4f}"
-            )
+            out.append(usage_line(self.usage))
+            out += role_lines(self.usage_by_role)
         return out
 
 

@@ -43,7 +43,7 @@ def _dump(dump: Path | None, input_path: Path | None) -> Path:
     return found
 
 
-@o.with_options(EVALUATE, BATCH, o.model_group(512))
+@o.with_options(EVALUATE, BATCH, o.model_group(per_backend=True))
 def evaluate(
     dump: Annotated[
         Path | None, typer.Argument(help="A run directory, or a trajectory .jsonl file (ToolEmu's too).")

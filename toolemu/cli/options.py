@@ -33,6 +33,15 @@ MaxTokensAuto = Annotated[
     int | None,
     typer.Option(help="Max tokens per reply (default: enough for the reply schema).", rich_help_panel=_M),
 ]
+# Unset means the backend's default (toolemu.llm.registry.Provider.default_max_tokens).
+MaxTokensBackend = Annotated[
+    int | None,
+    typer.Option(
+        help="Max tokens per reply (default: the backend's, 4096 for API and vLLM models, 512 for the embedded one). "
+        "A reply cut off at the limit is asked again with twice the room, up to 4x; never used cut off.",
+        rich_help_panel=_M,
+    ),
+]
 Seed = Annotated[
     int | None,
     typer.Option(
@@ -188,8 +197,11 @@ def with_options(*groups: OptionGroup) -> Callable[[Callable[..., Any]], Callabl
     return decorate
 
 
-def model_group(max_tokens: int | None = 512) -> OptionGroup:
-    """The model options; `max_tokens=None` means the command works out its own default."""
+def model_group(max_tokens: int | None = 512, *, per_backend: bool = False) -> OptionGroup:
+    """The model options; `max_tokens=None` means the command works out its own default, `per_backend` that each
+    role's backend does (Provider.default_max_tokens)."""
+    if per_backend:
+        return OptionGroup("model", [*_SHARED, ("max_tokens", MaxTokensBackend, None)])
     return OptionGroup(
         "model", [*_SHARED, ("max_tokens", MaxTokens if max_tokens is not None else MaxTokensAuto, max_tokens)]
     )

@@ -21,6 +21,7 @@ from toolemu.llm import LLMSettings
 from toolemu.llm.dryrun import DRY_RUN_MODEL
 from toolemu.llm.options import default_model_string
 from toolemu.llm.registry import get_provider
+from toolemu.llm.usage import usage_line
 from toolemu.paths import DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
 from toolemu.prompts.agent import AGENT_TYPES
 from toolemu.reporting import print_summary
@@ -171,7 +172,7 @@ def print_emulation(summary: RunSummary) -> None:
         typer.echo(line)
 
 
-@o.with_options(EMULATE, BATCH, o.model_group(512))
+@o.with_options(EMULATE, BATCH, o.model_group(per_backend=True))
 def emulate(*, run_flags: dict[str, Any], batch_flags: dict[str, Any], model_flags: dict[str, Any]) -> RunSummary:
     """Run agents against emulated toolkits and write one trajectory per (case, trial)."""
     settings, config, dump_dir, _ = plan_emulation(run_flags, batch_flags, model_flags)
@@ -192,7 +193,7 @@ def emulate(*, run_flags: dict[str, Any], batch_flags: dict[str, Any], model_fla
     return summary
 
 
-@o.with_options(EMULATE, BATCH, EVALUATE, o.model_group(512))
+@o.with_options(EMULATE, BATCH, EVALUATE, o.model_group(per_backend=True))
 def run(
     evaluate: Annotated[
         bool, typer.Option(help="Evaluate and report after emulating.", rich_help_panel="Evaluate")
@@ -233,4 +234,8 @@ def run(
     if result.report is not None:
         print_summary(result.report.report)
         typer.echo(f"report: {result.report.files['html']}  (open it, or: toolemu view {result.emulation.dump_dir})")
+    if result.usage is not None and result.evaluation is not None:  # the judges' calls too
+        typer.echo("whole command, " + usage_line(result.usage.total()))
+        for line in result.usage.role_lines():
+            typer.echo(line)
     return result

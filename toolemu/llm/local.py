@@ -119,7 +119,7 @@ class LocalLlamaChat(BaseChatModel):
         request: dict[str, Any] = {
             "messages": from_langchain(messages),
             "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            "max_tokens": kwargs.get("max_tokens") or self.max_tokens,  # a cut-off reply is asked again with more
             "repeat_penalty": self.repeat_penalty,
             "stop": stop or [],
         }
@@ -130,10 +130,12 @@ class LocalLlamaChat(BaseChatModel):
         with _RUNTIME_LOCK:
             llm = _load(Path(self.model_path), self.role, self.n_ctx, self.seed)
             out = llm.create_chat_completion(**request)
-        text = out["choices"][0]["message"].get("content") or ""
+        choice = out["choices"][0]
+        text = choice["message"].get("content") or ""
         usage = out.get("usage") or {}
         message = AIMessage(
             content=text,
+            response_metadata={"finish_reason": choice.get("finish_reason") or ""},  # "length": cut off
             usage_metadata={
                 "input_tokens": usage.get("prompt_tokens", 0),
                 "output_tokens": usage.get("completion_tokens", 0),

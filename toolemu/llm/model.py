@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,12 +18,14 @@ from toolemu.llm.options import ModelOptions
 from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
 from toolemu.llm.repair import context_tokens, repair_turns
-from toolemu.llm.retry import call_with_retries
+from toolemu.llm.retry import call_with_retries, is_transient
 from toolemu.llm.structured import (
+    ModelRefusal,
+    ReplyCutOff,
     StructuredOutputError,
-    is_strict_compatible,
     parse_structured,
     schema_instruction,
+    strict_problem,
     strict_schema,
 )
 from toolemu.llm.usage import Usage, UsageTracker, call_usage
@@ -29,6 +33,8 @@ from toolemu.llm.usage import Usage, UsageTracker, call_usage
 log = logging.getLogger("toolemu.llm")
 
 STRUCTURED_REPAIRS = 2  # extra attempts when a reply does not match its schema
+REPLY_GROWTH = 2  # a reply cut off at max_tokens is asked again with twice the room, at most this many times
+REPLY_TOOL = "reply"  # the forced tool that carries a structured reply (structured mode "tool")
 
 
 @dataclass
@@ -40,38 +46,101 @@ class Completion:
     latency_s: float = 0.0
     attempts: int = 1
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # native tool calling: [{name, args}]
+    reasoning: str = ""  # a reasoning model's thinking (reasoning_content, thinking blocks): never the answer
+    refusal: str = ""  # the model declined: its own words (the text may be empty)
+    finish: str = ""  # why the reply ended: stop, stop_sequence, tool_calls, refusal ("" when not said)
 
 
-def _structured_kwargs(options: ModelOptions, schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """How to ask this backend for constrained decoding, and whether the backend enforces the schema.
+@dataclass(frozen=True)
+class StructuredRequest:
+    """How one reply schema reaches a backend."""
 
-    ({}, False) means: spell the schema out in the prompt, then parse and validate the text.
-    """
+    kwargs: dict[str, Any] = field(default_factory=dict)  # call arguments (response_format, a grammar)
+    in_request: bool = False  # the backend sees the schema, so the prompt need not spell it out
+    strict: bool = False  # sent in strict form: nulls stand for optional properties left out
+    tools: list[dict[str, Any]] | None = None  # a forced tool whose input schema is the reply schema
+    tool_choice: str | None = None
+
+
+_explained: set[tuple[str, str]] = set()
+_explained_lock = threading.Lock()
+
+
+def _explain_once(role: str, why: str) -> None:
+    """Say once per process why a role's schema goes without strict mode (it is still validated on the reply)."""
+    with _explained_lock:
+        if (role, why) in _explained:
+            return
+        _explained.add((role, why))
+    log.info("%s: reply schema sent without strict mode (still checked on every reply): %s", role, why)
+
+
+def structured_request(options: ModelOptions, schema: dict[str, Any], role: str) -> StructuredRequest:
+    """How to ask this backend for a reply that matches `schema` (ModelOptions.structured_mode)."""
     provider = get_provider(options.provider)
-    if provider.structured_auto == "grammar":
-        return {"json_schema": schema}, True  # llama.cpp's JSON-schema grammar
-    mode = provider.structured_auto if options.structured == "auto" else options.structured
+    mode = options.structured_mode
+    if mode == "grammar":
+        return StructuredRequest({"json_schema": schema}, True)  # llama.cpp's JSON-schema grammar
     if mode == "json_schema":
-        strict = is_strict_compatible(schema)
-        # Strict mode takes a subset of JSON schema; the full schema is still checked on the reply.
+        # OpenAI enforces only strict schemas; vLLM's guided decoding enforces any schema as it is, so it gets the
+        # schema unchanged (no nulls standing in for optional properties).
+        problem = None if provider.enforces_any_schema else strict_problem(schema)
+        strict = not provider.enforces_any_schema and problem is None
+        if problem is not None:
+            _explain_once(role, problem)
+        # The full schema is still checked on the reply.
         fmt = {"name": "reply", "schema": strict_schema(schema) if strict else schema, "strict": strict}
-        # OpenAI enforces only strict schemas; vLLM's guided decoding (and most local servers) any schema.
+        # Most OpenAI-compatible local servers enforce any schema too.
         enforced = strict or options.base_url is not None or provider.enforces_any_schema
-        return {"extra_body": {"response_format": {"type": "json_schema", "json_schema": fmt}}}, enforced
+        return StructuredRequest(
+            {"extra_body": {"response_format": {"type": "json_schema", "json_schema": fmt}}}, enforced, strict
+        )
     if mode == "json_object":  # the llama.cpp server's form
-        return {"extra_body": {"response_format": {"type": "json_object", "schema": schema}}}, True
-    return {}, False
+        return StructuredRequest({"extra_body": {"response_format": {"type": "json_object", "schema": schema}}}, True)
+    if mode == "tool":  # Anthropic: a forced call of one tool whose input is the reply
+        tool = {
+            "type": "function",
+            "function": {
+                "name": REPLY_TOOL,
+                "description": "Give your reply: its input is the whole reply, as the instructions describe.",
+                "parameters": schema,
+            },
+        }
+        return StructuredRequest(in_request=True, tools=[tool], tool_choice=REPLY_TOOL)
+    return StructuredRequest()
 
 
-def _with_reply_limit(options: ModelOptions, extra: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments, plus max_tokens in the body for OpenAI-compatible servers.
+def _with_reply_limit(options: ModelOptions, extra: dict[str, Any], max_tokens: int | None = None) -> dict[str, Any]:
+    """The call's arguments with the reply limit: `max_tokens` when it is not the role's own (a cut-off reply
+    asked again), and in the body for OpenAI-compatible servers.
 
-    langchain-openai (1.x) sends the limit only as max_completion_tokens, which some of these servers ignore
-    (llama-cpp-python's): the reply then runs on to the end of the context. They all read max_tokens.
+    langchain-openai (1.x) sends the limit only as max_completion_tokens (what OpenAI's own API needs, for o-series
+    and gpt-5 models too), which some of these servers ignore (llama-cpp-python's): the reply then runs on to the
+    end of the context. They all read max_tokens.
     """
+    limit = max_tokens or options.max_tokens
+    out = {**extra, "max_tokens": limit} if limit != options.max_tokens else dict(extra)
     if options.provider == "vllm" or (options.provider == "openai" and options.base_url is not None):
-        return {**extra, "extra_body": {"max_tokens": options.max_tokens, **extra.get("extra_body", {})}}
-    return extra
+        out["extra_body"] = {"max_tokens": limit, **extra.get("extra_body", {})}
+    return out
+
+
+def finish_of(meta: dict[str, Any]) -> str:
+    """Why a reply ended, in one vocabulary: length (cut off at max_tokens), stop, stop_sequence, tool_calls,
+    refusal, or the backend's own word."""
+    reason = meta.get("finish_reason") or meta.get("stop_reason") or ""
+    return {"max_tokens": "length", "end_turn": "stop", "tool_use": "tool_calls"}.get(str(reason), str(reason))
+
+
+def _reasoning_of(reply: Any) -> str:
+    """A reasoning model's thinking: OpenAI-compatible reasoning_content, or Anthropic thinking blocks."""
+    found = reply.additional_kwargs.get("reasoning_content")
+    if isinstance(found, str) and found:
+        return found
+    blocks = reply.content if isinstance(reply.content, list) else []
+    return "\n\n".join(
+        b["thinking"] for b in blocks if isinstance(b, dict) and b.get("type") == "thinking" and b.get("thinking")
+    )
 
 
 class RoleModel:
@@ -86,6 +155,20 @@ class RoleModel:
         self.role, self.options, self.chat = role, options, chat
         self.cache, self.tracker = cache, tracker
         self.cacheable = get_provider(options.provider).cacheable
+        # Where a call's limit starts: max_tokens, until a reply needed more; then the room it needed, so a role
+        # whose replies run long is not cut off again on every call.
+        self._start_limit = options.max_tokens
+
+    @property
+    def reply_token_ceiling(self) -> int:
+        """The most tokens one reply may take: max_tokens, doubled at most REPLY_GROWTH times for a cut-off one."""
+        return self.options.max_tokens * 2**REPLY_GROWTH
+
+    def _count(self, usage: Usage, **counts: int) -> None:
+        """Add repair / cut-off / refusal counts to a call's usage and to the run's, by role."""
+        extra = Usage(**counts)
+        usage.add(extra)
+        self.tracker.record(self.role, extra)
 
     def _call(
         self,
@@ -94,9 +177,12 @@ class RoleModel:
         extra: dict[str, Any],
         salt: str,
         tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        max_tokens: int | None = None,
     ) -> tuple[dict[str, Any], Usage, bool, str]:
-        """One model call (or cache hit). Returns ({text, tool_calls}, usage, cached, cache key)."""
-        request = {
+        """One model call (or cache hit). Returns ({text, tool_calls, reasoning, refusal, finish}, usage, cached,
+        cache key)."""
+        request: dict[str, Any] = {
             "model": self.options.describe(),
             "messages": messages,
             "stop": stop,
@@ -104,6 +190,10 @@ class RoleModel:
             "tools": tools,
             "salt": salt,
         }
+        if tool_choice:
+            request["tool_choice"] = tool_choice
+        # A per-call limit is not part of the key: it only decides whether a reply is cut off, and a cut-off reply
+        # is never cached.
         key = cache_key(request)
         hit = self.cache.get(key) if self.cacheable else None
         if hit is not None:
@@ -112,10 +202,12 @@ class RoleModel:
             return hit, usage, True, key
         self.tracker.reserve()
         lc_messages = to_langchain(messages)
-        chat = self.chat.bind_tools(tools) if tools else self.chat
+        chat = self.chat
+        if tools:
+            chat = self.chat.bind_tools(tools, tool_choice=tool_choice) if tool_choice else self.chat.bind_tools(tools)
         t0 = time.perf_counter()
         try:
-            kwargs = _with_reply_limit(self.options, extra)
+            kwargs = _with_reply_limit(self.options, extra, max_tokens)
             reply = call_with_retries(lambda: chat.invoke(lc_messages, stop=stop, **kwargs), self.options.max_attempts)
         except BaseException:
             self.tracker.release()
@@ -137,7 +229,74 @@ class RoleModel:
             elapsed,
         )
         calls = [{"name": c["name"], "args": c.get("args") or {}} for c in getattr(reply, "tool_calls", None) or []]
-        return {"text": _text_of(reply.content), "tool_calls": calls}, usage, False, key
+        text = _text_of(reply.content)
+        finish = finish_of(getattr(reply, "response_metadata", None) or {})
+        refusal = reply.additional_kwargs.get("refusal") or ""
+        if finish == "refusal" and not refusal:
+            refusal = text or "(the model refused and gave no reason)"
+        if refusal:
+            finish = "refusal"
+        return (
+            {
+                "text": text,
+                "tool_calls": calls,
+                "reasoning": _reasoning_of(reply),
+                "refusal": refusal,
+                "finish": finish,
+            },
+            usage,
+            False,
+            key,
+        )
+
+    def _whole_reply(
+        self,
+        messages: list[Message],
+        stop: list[str] | None,
+        extra: dict[str, Any],
+        salt: str,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        repair: bool = False,
+    ) -> tuple[dict[str, Any], Usage, bool, list[str], int]:
+        """A reply that was not cut off at max_tokens: a cut-off one is asked again with twice the room, up to
+        reply_token_ceiling; past it, ReplyCutOff. Returns (reply, usage, cached, cache keys, the limit used)."""
+        limit = first = self._start_limit
+        total, keys = Usage(), []
+        while True:
+            try:
+                reply, usage, cached, key = self._call(messages, stop, extra, salt, tools, tool_choice, limit)
+            except Exception as exc:
+                if limit == first or is_transient(exc):
+                    raise
+                raise ReplyCutOff(
+                    f"{self.role}: the reply was cut off at {limit // 2} tokens, and asking for {limit} failed: {exc}"
+                ) from exc
+            total.add(usage)
+            keys.append(key)
+            if repair and not cached:
+                self._count(total, repairs=1)
+                repair = False  # one repair, however many times it had to grow
+            if reply.get("finish") != "length":
+                if limit > self._start_limit:
+                    self._start_limit = limit
+                    log.info("%s: replies run long; later calls start with room for %d tokens", self.role, limit)
+                return reply, total, cached, keys, limit
+            self._count(total, cut_offs=1)
+            if limit >= self.reply_token_ceiling:
+                raise ReplyCutOff(
+                    f"{self.role}: the reply was cut off at {limit} tokens ({len(reply.get('text', ''))} characters), "
+                    f"the most this role may use ({self.options.max_tokens} x {2**REPLY_GROWTH}; raise --max-tokens "
+                    "for more); a cut-off reply is never used"
+                )
+            log.warning(
+                "%s: reply cut off at max_tokens %d (%d characters); asking again with room for %d",
+                self.role,
+                limit,
+                len(reply.get("text", "")),
+                limit * 2,
+            )
+            limit *= 2
 
     def complete(
         self,
@@ -146,17 +305,24 @@ class RoleModel:
         stop: list[str] | None = None,
         cache_salt: str = "",
         tools: list[dict[str, Any]] | None = None,
+        repair: bool = False,
     ) -> Completion:
-        """One reply. With a schema, the reply is parsed and validated, with a bounded repair on failure.
+        """One whole reply. With a schema, the reply is parsed and validated, with a bounded repair on failure; a
+        refusal gets the same repair, and after the bound raises ModelRefusal with the model's words.
 
         `tools` (OpenAI function format) asks for native tool calling; calls come back in `tool_calls`.
         `cache_salt` separates calls that should not share a cached reply (e.g. repeated trials).
+        `repair`: this call asks again after an unusable reply (counted in the role's repair rate).
+        A reply cut off at max_tokens is asked again with more room (bounded); past the bound, ReplyCutOff.
         """
         started = time.perf_counter()
         if schema is None:
-            reply, usage, cached, key = self._call(messages, stop, {}, cache_salt, tools)
+            reply, usage, cached, keys, _ = self._whole_reply(messages, stop, {}, cache_salt, tools, None, repair)
+            if reply.get("refusal") and not cached:
+                self._count(usage, refusals=1)
             if not cached and self.cacheable:
-                self.cache.put(key, reply)
+                for k in set(keys):
+                    self.cache.put(k, reply)
             return Completion(
                 reply["text"],
                 None,
@@ -164,47 +330,79 @@ class RoleModel:
                 cached,
                 time.perf_counter() - started,
                 tool_calls=reply.get("tool_calls") or [],
+                reasoning=reply.get("reasoning", ""),
+                refusal=reply.get("refusal", ""),
+                finish=reply.get("finish", ""),
             )
 
         instruction = schema_instruction(schema)
-        extra, enforced = _structured_kwargs(self.options, schema)
+        how = structured_request(self.options, schema, self.role)
         convo = messages
-        if not enforced:
+        if not how.in_request:
             convo = [
                 *messages[:-1],
                 {**messages[-1], "content": f"{messages[-1]['content']}\n\n{instruction}"},
             ]
         total = Usage()
         error: StructuredOutputError | None = None
-        first_key = ""
+        first_keys: list[str] = []
         for attempt in range(1, STRUCTURED_REPAIRS + 2):
-            reply, usage, cached, key = self._call(convo, stop, extra, cache_salt)  # type: ignore[arg-type]
-            text = reply["text"]
-            first_key = first_key or key
+            reply, usage, cached, keys, limit = self._whole_reply(
+                convo, stop, how.kwargs, cache_salt, how.tools, how.tool_choice, repair or attempt > 1
+            )
+            first_keys = first_keys or keys
             total.add(usage)
+            text = _structured_text(reply, how)
             try:
-                value = parse_structured(text, schema)
+                if reply.get("refusal"):
+                    if not cached:
+                        self._count(total, refusals=1)
+                    raise ModelRefusal(f"the model refused: {reply['refusal']}")
+                value = parse_structured(text, schema, strict_nulls=how.strict)
             except StructuredOutputError as exc:
                 error = exc
                 log.warning("%s: structured reply rejected (attempt %d): %s", self.role, attempt, exc)
                 if attempt <= STRUCTURED_REPAIRS:
                     context = context_tokens(self.options, self.chat)
-                    convo = repair_turns(
-                        convo, text, exc, instruction, usage, self.options.max_tokens, context, self.role
-                    )
+                    shown = text or reply.get("refusal", "")
+                    convo = repair_turns(convo, shown, exc, instruction, usage, limit, context, self.role)
                 continue
             if not cached and self.cacheable:
                 # Under the original request too, so the next identical call skips the repair.
-                for k in {key, first_key}:
+                for k in {*keys, *first_keys}:
                     self.cache.put(k, reply)
-            return Completion(text, value, total, cached, time.perf_counter() - started, attempt)
-        raise StructuredOutputError(f"{self.role}: no valid reply after {STRUCTURED_REPAIRS + 1} attempts: {error}")
+            return Completion(
+                text,
+                value,
+                total,
+                cached,
+                time.perf_counter() - started,
+                attempt,
+                reasoning=reply.get("reasoning", ""),
+                finish=reply.get("finish", ""),
+            )
+        attempts = STRUCTURED_REPAIRS + 1
+        if isinstance(error, ModelRefusal):
+            raise ModelRefusal(f"{self.role}: no reply after {attempts} attempts: {error}")
+        raise StructuredOutputError(f"{self.role}: no valid reply after {attempts} attempts: {error}")
+
+
+def _structured_text(reply: dict[str, Any], how: StructuredRequest) -> str:
+    """The reply's JSON text: a forced tool's input, else the message text."""
+    if how.tool_choice:
+        for call in reply.get("tool_calls") or []:
+            if call.get("name") == how.tool_choice:
+                return json.dumps(call.get("args") or {}, ensure_ascii=False)
+    return str(reply.get("text", ""))
 
 
 def _text_of(content: Any) -> str:
-    """Message content as text (Anthropic may return a list of blocks)."""
+    """Message content as text (Anthropic may return a list of blocks; thinking and tool_use blocks are not text)."""
     if isinstance(content, list):
-        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+        return "".join(
+            (b.get("text", "") if b.get("type", "text") == "text" else "") if isinstance(b, dict) else str(b)
+            for b in content
+        )
     return str(content)
 
 

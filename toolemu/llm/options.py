@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolemu.llm.registry import get_provider, provider_names, unknown_model_message
 
-StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
+StructuredMode = Literal["auto", "json_schema", "json_object", "tool", "prompt"]
 CacheMode = Literal["rw", "ro", "off"]
 
 ROLES = ("agent", "emulator", "evaluator", "generator", "monitor", "user")
@@ -58,7 +58,7 @@ class ModelOptions(BaseModel):
         description="provider:model, e.g. openai:gpt-4o-mini, anthropic:..., vllm:<hf-id>, local, local:x.gguf"
     )
     temperature: float = 0.0
-    max_tokens: int = 512
+    max_tokens: int = Field(default=0, ge=1, description="the reply limit; unset: the provider's default")
     seed: int | None = None
     base_url: str | None = None
     api_key_env: str | None = None
@@ -66,6 +66,16 @@ class ModelOptions(BaseModel):
     structured: StructuredMode = "auto"
     max_attempts: int = Field(default=5, ge=1, description="attempts per call on transient errors")
     vllm: VLLMOptions = Field(default_factory=VLLMOptions)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_max_tokens(cls, data: Any) -> Any:
+        """No limit given: the provider's (room for a strong model's long replies; less for the embedded one)."""
+        if isinstance(data, dict) and data.get("max_tokens") is None and isinstance(data.get("model"), str):
+            head = data["model"].split(":", 1)[0]
+            if head in provider_names():
+                return {**data, "max_tokens": get_provider(head).default_max_tokens}
+        return data
 
     @field_validator("model")
     @classmethod
@@ -81,6 +91,20 @@ class ModelOptions(BaseModel):
     def model_name(self) -> str:
         """The part after 'provider:' ('' for plain 'local')."""
         return self.model.split(":", 1)[1] if ":" in self.model else ""
+
+    @property
+    def structured_mode(self) -> str:
+        """How a reply schema reaches this backend (see StructuredAuto); the embedded runtime always uses its
+        grammar."""
+        auto = get_provider(self.provider).structured_auto
+        return auto if auto == "grammar" or self.structured == "auto" else self.structured
+
+    @property
+    def bounded_schemas(self) -> bool:
+        """Whether reply schemas carry length and count caps. The one place this is decided: backends that decode
+        a grammar with a small model (the embedded runtime, a llama.cpp server's json_object) need them to stay
+        finite; every other backend gets the full schema, so a strong model's long output is never rejected."""
+        return get_provider(self.provider).needs_bounded_schemas or self.structured_mode == "json_object"
 
     @property
     def key_env(self) -> str | None:

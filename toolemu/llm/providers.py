@@ -3,6 +3,8 @@ behaves. Provider SDKs are imported only when used."""
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -85,10 +87,34 @@ def _anthropic(options: ModelOptions, role: str) -> BaseChatModel:
     )
 
 
+# OpenAI's o-series reasoning models take only the default temperature (langchain-openai handles gpt-5 itself).
+_DEFAULT_TEMPERATURE_ONLY = re.compile(r"^o\d")
+
+
+@cache
+def _reasoning_chat_openai(mod: Any) -> Any:
+    """ChatOpenAI that keeps the reasoning an OpenAI-compatible server sends beside the answer (vLLM's
+    `reasoning_content`, some routers' `reasoning`): langchain-openai drops it, and a step should record it."""
+
+    class ReasoningChatOpenAI(mod.ChatOpenAI):  # type: ignore[name-defined,misc]
+        def _create_chat_result(self, response: Any, generation_info: dict[str, Any] | None = None) -> Any:
+            result = super()._create_chat_result(response, generation_info)
+            raw = response if isinstance(response, dict) else response.model_dump()
+            for generation, choice in zip(result.generations, raw.get("choices") or [], strict=False):
+                message = choice.get("message") or {}
+                reasoning = message.get("reasoning_content") or message.get("reasoning")
+                if isinstance(reasoning, str) and reasoning:
+                    generation.message.additional_kwargs["reasoning_content"] = reasoning
+            return result
+
+    return ReasoningChatOpenAI
+
+
 def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | None, key: str) -> BaseChatModel:
-    return mod.ChatOpenAI(
+    fixed_temperature = base_url is None and bool(_DEFAULT_TEMPERATURE_ONLY.match(model))
+    return _reasoning_chat_openai(mod)(
         model=model,
-        temperature=options.temperature,
+        temperature=None if fixed_temperature else options.temperature,
         max_tokens=options.max_tokens,
         seed=options.seed,
         base_url=base_url,
@@ -107,6 +133,8 @@ register_provider(
         free=True,
         auto_agent_format="tools",  # a JSON reply that names the tool: llama.cpp's function calling is broken
         structured_auto="grammar",
+        needs_bounded_schemas=True,  # a 135M model under a grammar runs on until its caps stop it
+        default_max_tokens=512,  # enough for its capped replies; a cut-off one is asked again with more room
     )
 )
 register_provider(
@@ -128,6 +156,7 @@ register_provider(
         key_env="ANTHROPIC_API_KEY",
         paid=True,
         native_tools=True,
+        structured_auto="tool",  # a forced tool whose input schema is the reply schema
     )
 )
 register_provider(
@@ -152,6 +181,7 @@ register_provider(
         auto_agent_format="tools",
         structured_auto="json_object",
         cacheable=False,
+        default_max_tokens=512,
     )
 )
 # Tests hand their own scripted chat models to a ModelHub; this entry says how such a backend behaves: a plain chat

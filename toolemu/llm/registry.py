@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
     from toolemu.llm.options import ModelOptions
 
-StructuredAuto = Literal["grammar", "json_schema", "json_object", "prompt"]
+# grammar: llama.cpp's JSON-schema grammar (the embedded runtime); tool: a forced tool call whose input schema is
+# the reply schema (Anthropic); json_schema / json_object: response_format; prompt: the schema in the prompt.
+StructuredAuto = Literal["grammar", "json_schema", "json_object", "tool", "prompt"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,10 @@ class Provider:
     auto_agent_format: Literal["react", "tools"] = "react"
     structured_auto: StructuredAuto = "prompt"  # how `--structured auto` asks this backend for a schema
     enforces_any_schema: bool = False  # its json_schema mode enforces any schema, not only strict ones
+    # Length and count caps in reply schemas keep a small grammar-constrained model finite; a strong model's long
+    # output must never be clipped or rejected by them, so only such backends get them (see ModelOptions).
+    needs_bounded_schemas: bool = False
+    default_max_tokens: int = 4096  # the reply limit when --max-tokens is not given
     cacheable: bool = True  # replies go through the response cache
     listed: bool = True  # named in help and errors (test-only providers are not)
 

@@ -69,15 +69,19 @@ class ScriptedChatModel(BaseChatModel):
             reply = self.replies[min(index, len(self.replies) - 1)]
         else:
             reply = "Final Answer: (scripted model has no replies)"
-        tool_calls = reply.tool_calls if isinstance(reply, AIMessage) else []
-        text = str(reply.content) if isinstance(reply, AIMessage) else reply
+        scripted = reply if isinstance(reply, AIMessage) else AIMessage(content=reply)
+        # An AIMessage reply can also carry what a real API adds: finish_reason / stop_reason, a refusal, reasoning.
+        content: Any = scripted.content
+        text = content if isinstance(content, str) else ""
         for s in [] if self.ignore_stop else stop or []:
             if s in text:
                 text = text[: text.index(s)]
         prompt_tokens = sum(len(m["content"].split()) for m in plain)
         message = AIMessage(
-            content=text,
-            tool_calls=tool_calls,
+            content=text if isinstance(content, str) else content,
+            tool_calls=scripted.tool_calls,
+            additional_kwargs=dict(scripted.additional_kwargs),
+            response_metadata=dict(scripted.response_metadata),
             usage_metadata={
                 "input_tokens": prompt_tokens,
                 "output_tokens": len(text.split()),

@@ -32,7 +32,7 @@ class LLMSettings(BaseModel):
     role_models: dict[str, str] = Field(default_factory=dict, description="role -> model string")
     role_temperatures: dict[str, float] = Field(default_factory=dict)
     temperature: float = 0.0
-    max_tokens: int = 512
+    max_tokens: int | None = Field(default=None, description="None: each role's provider default")
     seed: int | None = None
     base_url: str | None = None
     api_key_env: str | None = None

@@ -16,6 +16,15 @@ class StructuredOutputError(ValueError):
     """A reply that is not JSON, or JSON that does not match the schema."""
 
 
+class ModelRefusal(StructuredOutputError):
+    """The model declined to answer (OpenAI's `refusal`, Anthropic's stop_reason "refusal"): the model's reason for
+    a missing reply, not the framework's. The message carries the model's own words."""
+
+
+class ReplyCutOff(StructuredOutputError):
+    """The reply was still cut off at the most tokens its role may use: it is never used in part."""
+
+
 def extract_json(text: str) -> Any:
     """Parse the JSON value in `text`: bare, fenced, or the first {...} span in prose.
 
@@ -72,44 +81,176 @@ def _validator(schema_json: str) -> Any:
     return _Validator(json.loads(schema_json))
 
 
-def validate_reply(value: Any, schema: dict[str, Any]) -> None:
+_STRUCTURAL = {"required", "additionalProperties", "const", "enum", "type"}
+_LONG_MESSAGE = 300  # a message that quotes a long value says what failed instead of repeating the value
+
+
+def _leaves(error: Any) -> list[Any]:
+    """The errors that say what to fix. For anyOf: the branch the reply meant (the one it names, else the one
+    with no structural mismatch, else the one with fewest errors), not every branch it did not mean."""
+    if not error.context:
+        return [error]
+    branches: dict[Any, list[Any]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    named = _named_branch(error.validator_value, error.instance) if error.validator == "anyOf" else None
+    if named is not None and named[0] in branches:
+        meant = branches[named[0]]
+    else:
+        clean = [errs for errs in branches.values() if not any(e.validator in _STRUCTURAL for e in errs)]
+        meant = clean[0] if clean else min(branches.values(), key=len)
+    return [leaf for sub in meant for leaf in _leaves(sub)]
+
+
+def _describe(error: Any) -> str:
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    message = error.message
+    if len(message) > _LONG_MESSAGE:
+        size = f"{len(error.instance)} items" if isinstance(error.instance, list | dict) else ""
+        if isinstance(error.instance, str):
+            size = f"{len(error.instance)} characters"
+        rule = json.dumps(error.validator_value, ensure_ascii=False)
+        rule = rule if len(rule) <= _LONG_MESSAGE else f"{error.validator} (see the schema)"
+        message = f"the value ({size or type(error.instance).__name__}) fails {error.validator} {rule}"
+    return f"at {where}: {message}"
+
+
+def schema_problems(value: Any, schema: dict[str, Any]) -> list[str]:
+    """Every way `value` breaks `schema`, each once, in the order found: a repair must name all of them, or a reply
+    that breaks three rules is told about one and cannot converge."""
     validator = _validator(json.dumps(schema, sort_keys=True))
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise StructuredOutputError(f"reply does not match the schema at {where}: {error.message}")
+    problems = [_describe(leaf) for error in validator.iter_errors(value) for leaf in _leaves(error)]
+    return list(dict.fromkeys(problems))
 
 
-def parse_structured(text: str, schema: dict[str, Any]) -> Any:
+def validate_reply(value: Any, schema: dict[str, Any]) -> None:
+    problems = schema_problems(value, schema)
+    if len(problems) == 1:
+        raise StructuredOutputError(f"reply does not match the schema {problems[0]}")
+    if problems:
+        listed = "\n".join(f"{i}. {p}" for i, p in enumerate(problems, 1))
+        raise StructuredOutputError(f"reply does not match the schema in {len(problems)} places:\n{listed}")
+
+
+def parse_structured(text: str, schema: dict[str, Any], strict_nulls: bool = False) -> Any:
+    """The reply's JSON, checked against `schema`. `strict_nulls`: the schema was sent in strict form, where an
+    optional property had to become nullable, so a null there means "not given" and is dropped first."""
     value = extract_json(text)
+    if strict_nulls:
+        value = drop_added_nulls(value, schema)
     validate_reply(value, schema)
     return value
 
 
-def is_strict_compatible(schema: dict[str, Any]) -> bool:
-    """Whether OpenAI's strict structured outputs accept `schema`: every object closed and fully required."""
-    if schema.get("type") == "object":
-        props = schema.get("properties")
-        if not props or schema.get("additionalProperties", True) is not False:
-            return False
-        if set(schema.get("required", [])) != set(props):
-            return False
-        return all(is_strict_compatible(p) for p in props.values())
-    if schema.get("type") == "array":
-        return is_strict_compatible(schema.get("items", {}))
-    return "anyOf" not in schema and "oneOf" not in schema
-
-
-# Keywords OpenAI's strict mode has rejected; they are dropped from the schema sent, and still checked here.
+# OpenAI's strict mode (structured outputs, strict function calling) takes a subset of JSON schema: the root is an
+# object; every object lists its properties, all required, with additionalProperties false (an optional property
+# becomes nullable); anyOf may nest below the root. strict_schema() writes a schema in that form, and
+# strict_problem() says why one cannot be: an open object or an array with no item schema has no strict form.
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
+# Keywords strict mode has rejected; they are dropped from the schema sent, and still checked on the reply.
 _NOT_FOR_STRICT = {"minLength", "maxLength", "minItems", "maxItems", "pattern", "format", "minimum", "maximum"}
 
 
+def strict_problem(schema: dict[str, Any]) -> str | None:
+    """Why `schema` has no strict form (None: it has one)."""
+    if schema.get("type") != "object" or "anyOf" in schema:
+        return "the root is not a plain object"
+    return _strict_problem(schema, "")
+
+
+def _strict_problem(schema: Any, path: str) -> str | None:
+    if not isinstance(schema, dict):
+        return f"{path or '(root)'} is not a schema object"
+    if "oneOf" in schema or "allOf" in schema or "$ref" in schema:
+        return f"{path or '(root)'} uses oneOf/allOf/$ref"
+    subs: list[tuple[Any, str]] = [(b, f"{path}/anyOf/{i}") for i, b in enumerate(schema.get("anyOf", []))]
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties")
+        if not isinstance(props, dict) or schema.get("additionalProperties", True) is not False:
+            return f"{path or '(root)'} is an object with open keys (strict mode admits only listed keys)"
+        subs += [(p, f"{path}/{k}") for k, p in props.items()]  # (an empty closed object is {} only: fine)
+    elif kind == "array":
+        items = schema.get("items")
+        if not isinstance(items, dict) or not items:
+            return f"{path or '(root)'} is an array with no item schema"
+        subs.append((items, f"{path}/items"))
+    elif kind is None and not subs and "enum" not in schema and "const" not in schema:
+        return f"{path or '(root)'} has no type"
+    return next((problem for sub, where in subs if (problem := _strict_problem(sub, where))), None)
+
+
+def is_strict_compatible(schema: dict[str, Any]) -> bool:
+    return strict_problem(schema) is None
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if _admits_null(schema):
+        return schema
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+    if "enum" in schema:
+        kinds = schema.get("type", [])
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        return {**schema, "enum": [*schema["enum"], None], "type": [*kinds, "null"]}
+    if isinstance(schema.get("type"), str):
+        return {**schema, "type": [schema["type"], "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _enum_type(values: list[Any]) -> str | list[str]:
+    kinds = list(dict.fromkeys(_JSON_TYPES.get(type(v), "object") for v in values))
+    return kinds[0] if len(kinds) == 1 else kinds
+
+
 def strict_schema(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: strict_schema(v) for k, v in schema.items() if k not in _NOT_FOR_STRICT}
+    """`schema` in OpenAI's strict form (see above); the reply is still checked against the original."""
     if isinstance(schema, list):
         return [strict_schema(v) for v in schema]
-    return schema
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: strict_schema(v) for k, v in schema.items() if k not in _NOT_FOR_STRICT}
+    if "const" in out:  # as a typed one-value enum, the form strict mode documents
+        out["enum"] = [out.pop("const")]
+    if "enum" in out and "type" not in out:
+        out["type"] = _enum_type(out["enum"])
+    if out.get("type") == "object" and isinstance(out.get("properties"), dict):
+        required = set(schema.get("required", []))
+        out["properties"] = {k: p if k in required else _nullable(p) for k, p in out["properties"].items()}
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    return out
+
+
+def _admits_null(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return True
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind) or None in schema.get("enum", [0]):
+        return True
+    return any(_admits_null(b) for b in schema.get("anyOf", []))
+
+
+def drop_added_nulls(value: Any, schema: Any) -> Any:
+    """`value` without the nulls strict mode made the model write for optional properties it left out (only where
+    the original schema does not itself admit null)."""
+    if not isinstance(schema, dict):
+        return value
+    if "anyOf" in schema and isinstance(value, dict):
+        named = _named_branch(schema["anyOf"], value)
+        fitting = [b for b in schema["anyOf"] if isinstance(b, dict) and set(value) <= set(b.get("properties", {}))]
+        branch = named[1] if named else (fitting[0] if fitting else None)
+        return drop_added_nulls(value, branch) if branch is not None else value
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props, required = schema["properties"], set(schema.get("required", []))
+        return {
+            k: drop_added_nulls(v, props.get(k))
+            for k, v in value.items()
+            if not (v is None and k in props and k not in required and not _admits_null(props[k]))
+        }
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [drop_added_nulls(v, schema["items"]) for v in value]
+    return value
 
 
 def schema_instruction(schema: dict[str, Any]) -> str:

@@ -45,18 +45,55 @@ class Usage:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     unpriced_calls: int = 0
+    # Of the calls: how many asked again because a reply was unusable (a structured repair, or the agent re-asking
+    # for a turn it could not parse), how many replies were cut off at max_tokens (asked again with more room), and
+    # how many were refusals. repairs / calls is the repair rate a run reports per role.
+    repairs: int = 0
+    cut_offs: int = 0
+    refusals: int = 0
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def add(self, other: Usage) -> None:
-        for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "unpriced_calls"):
+        for name in (
+            "calls",
+            "cache_hits",
+            "prompt_tokens",
+            "completion_tokens",
+            "unpriced_calls",
+            "repairs",
+            "cut_offs",
+            "refusals",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost_usd += other.cost_usd
 
+    @property
+    def repair_rate(self) -> float:
+        """Repairs per model call (cache hits are not calls)."""
+        return self.repairs / self.calls if self.calls else 0.0
+
     def to_dict(self) -> dict[str, float | int]:
         return {**asdict(self), "total_tokens": self.total_tokens}
+
+
+def usage_line(u: Usage) -> str:
+    return (
+        f"usage: {u.calls} model calls, {u.cache_hits} cache hits, {u.prompt_tokens} prompt + "
+        f"{u.completion_tokens} completion tokens, ${u.cost_usd:.4f}"
+    )
+
+
+def role_lines(by_role: dict[str, Usage]) -> list[str]:
+    """Per role: calls, the repair rate, replies cut off at max_tokens, refusals (for a command's summary)."""
+    return [
+        f"  {role}: {u.calls} calls, {u.repairs} repairs ({u.repair_rate:.1%}), "
+        f"{u.cut_offs} cut off at max_tokens and asked again, {u.refusals} refusals"
+        for role, u in sorted(by_role.items())
+        if u.calls or u.cache_hits
+    ]
 
 
 def call_usage(provider: str, model: str, prompt_tokens: int, completion_tokens: int) -> Usage:
@@ -125,6 +162,14 @@ class UsageTracker:
         with self._lock:
             self._in_flight = max(0, self._in_flight - usage.calls)
             self.by_role.setdefault(role, Usage()).add(usage)
+
+    def roles(self) -> dict[str, Usage]:
+        """A copy of the totals by role, as they are now."""
+        with self._lock:
+            return {role: Usage(**asdict(u)) for role, u in sorted(self.by_role.items())}
+
+    def role_lines(self) -> list[str]:
+        return role_lines(self.roles())
 
     def to_dict(self) -> dict[str, object]:
         return {
