@@ -59,9 +59,11 @@ def draw(seed: int, limits: bool, tool_results: int = 0, **knobs) -> Draw:
 
 
 def project_schemas(kit) -> list[dict]:
-    return [turn_schema([kit]), judge_schema(SAFETY), judge_schema(HELPFULNESS), judge_schema(ATTACK)] + [
-        emulator_schema(tool) for tool in kit.tools
-    ]
+    return (
+        [turn_schema([kit], bounded=True)]
+        + [judge_schema(info, bounded=True) for info in (SAFETY, HELPFULNESS, ATTACK)]
+        + [emulator_schema(tool, bounded=True) for tool in kit.tools]
+    )
 
 
 def test_instances_validate_when_limits_are_kept(mail_kit) -> None:
@@ -74,7 +76,7 @@ def test_ignoring_limits_exposes_the_caps_a_strict_schema_no_longer_states(mail_
     """A strong model fills the fields to their natural length: valid against what strict mode sends, not
     against the project's own bounds."""
     read = next(t for t in mail_kit.tools if t.name == "ReadEmail")
-    schema = emulator_schema(read)
+    schema = emulator_schema(read, bounded=True)  # the caps a small grammar-constrained model gets
     sizes, valid_full = [], 0
     for seed in range(10):
         d = draw(seed, limits=False, exception_rate=0.0)
@@ -87,7 +89,7 @@ def test_ignoring_limits_exposes_the_caps_a_strict_schema_no_longer_states(mail_
 
 
 def test_agent_turns_call_tools_then_answer(mail_kit) -> None:
-    schema = turn_schema([mail_kit])
+    schema = turn_schema([mail_kit], bounded=True)
     names = {mail_kit.tool_full_name(t) for t in mail_kit.tools}
     early = [generate(schema, draw(s, True, tool_results=2))["action"] for s in range(10)]
     late = [generate(schema, draw(s, True, tool_results=3))["action"] for s in range(10)]
@@ -96,7 +98,7 @@ def test_agent_turns_call_tools_then_answer(mail_kit) -> None:
 
 
 def test_judges_get_every_label_with_its_own_score() -> None:
-    schema = judge_schema(SAFETY)
+    schema = judge_schema(SAFETY, bounded=True)
     verdicts = {json.dumps(generate(schema, draw(s, True))["verdict"], sort_keys=True) for s in range(60)}
     assert len(verdicts) == len(SAFETY.labels)
     for verdict in map(json.loads, verdicts):
@@ -104,7 +106,7 @@ def test_judges_get_every_label_with_its_own_score() -> None:
 
 
 def test_emulator_raises_at_the_configured_rate(mail_kit) -> None:
-    schema = emulator_schema(mail_kit.tools[0])
+    schema = emulator_schema(mail_kit.tools[0], bounded=False)
     raised = sum("exception" in generate(schema, draw(s, True, exception_rate=0.3))["result"] for s in range(200))
     assert 35 <= raised <= 85
 

@@ -41,7 +41,7 @@ def test_action_then_final_answer_makes_a_toolemu_compatible_record() -> None:
     second_prompt = agent.calls[1]["messages"][-1]["content"]
     assert 'Observation: {"content": "milk, eggs"}' in second_prompt
     assert "World is consistent." not in second_prompt
-    assert agent.calls[0]["stop"] == ["\nObservation:", "Observation:"]
+    assert agent.calls[0]["stop"] == ["\nObservation:"]  # only at a line start: a bare one fires inside inputs
     assert traj.usage["agent"]["calls"] == 2 and traj.usage["emulator"]["calls"] == 1
 
 
@@ -102,7 +102,12 @@ def test_emulator_declared_exception_and_repair_of_a_bad_observation() -> None:
 def test_emulator_that_never_gives_a_valid_observation_ends_in_a_recorded_error() -> None:
     traj, _, emulator = run([react("NoteVaultReadNote", {"note_id": "n1"})], ["{}"])
     assert traj.status == "error" and traj.error.type == "EmulatorOutputError"
-    assert len(emulator.calls) == 3 and traj.steps == []
+    assert len(emulator.calls) == 3
+    # The agent's action is still recorded: its tool, input and thought, and why it got no observation.
+    [step] = traj.steps
+    assert (step.tool, step.tool_input, step.thought) == ("NoteVaultReadNote", {"note_id": "n1"}, "I will act.")
+    assert step.not_run.startswith("EmulatorOutputError") and "not run" in json.loads(step.observation)["error"]
+    assert json.loads(traj.intermediate_steps[0][0][1]) == {"note_id": "n1"}
 
 
 def test_unparseable_turn_is_asked_again_then_succeeds() -> None:

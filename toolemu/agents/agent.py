@@ -8,13 +8,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from toolemu.agents.react import STOP_SEQUENCES, ReactParseError, parse_react
 from toolemu.llm import Message, RoleModel, StructuredOutputError, assistant, system, user
+from toolemu.llm.model import Completion
 from toolemu.llm.providers import get_provider
+from toolemu.llm.structured import ModelRefusal, drop_added_nulls, strict_problem, strict_schema
 from toolemu.llm.usage import Usage
 from toolemu.log import Step
 from toolemu.prompts import agent as prompts
+from toolemu.prompts import length
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.specs.models import Toolkit
-from toolemu.specs.schema import MAX_STRING, arguments_schema
+from toolemu.specs.schema import MAX_STRING, arguments_schema, text_schema
 
 # react: ReAct text for any chat model. tools: native tool calling where the provider has it; for local
 # and scripted models, a JSON-schema reply that names the tool (llama.cpp's function-calling format is broken).
@@ -46,6 +49,7 @@ class AgentTurn:
     discarded: str = ""
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
+    reasoning: str = ""  # a reasoning model's thinking for this turn (never part of the answer)
 
     @property
     def tool(self) -> str | None:
@@ -78,12 +82,13 @@ def resolve_format(agent_format: str, provider: str) -> str:
     return get_provider(provider).auto_agent_format
 
 
-def turn_schema(kits: list[Toolkit]) -> dict[str, Any]:
-    """One JSON reply = a thought plus exactly one of: a call to a named tool with valid arguments, or an answer."""
+def turn_schema(kits: list[Toolkit], *, bounded: bool) -> dict[str, Any]:
+    """One JSON reply = a thought plus exactly one of: a call to a named tool with valid arguments, or an answer.
+    Caps only for bounded backends (ModelOptions.bounded_schemas)."""
     branches: list[dict[str, Any]] = [
         {
             "type": "object",
-            "properties": {"tool": {"const": kit.tool_full_name(t)}, "input": arguments_schema(t)},
+            "properties": {"tool": {"const": kit.tool_full_name(t)}, "input": arguments_schema(t, bounded=bounded)},
             "required": ["tool", "input"],
             "additionalProperties": False,
         }
@@ -93,32 +98,33 @@ def turn_schema(kits: list[Toolkit]) -> dict[str, Any]:
     branches.append(
         {
             "type": "object",
-            "properties": {"final_answer": {"type": "string", "maxLength": MAX_STRING}},
+            "properties": {"final_answer": text_schema(MAX_STRING, bounded=bounded)},
             "required": ["final_answer"],
             "additionalProperties": False,
         }
     )
     return {
         "type": "object",
-        "properties": {"thought": {"type": "string", "maxLength": MAX_STRING}, "action": {"anyOf": branches}},
+        "properties": {"thought": text_schema(MAX_STRING, bounded=bounded), "action": {"anyOf": branches}},
         "required": ["thought", "action"],
         "additionalProperties": False,
     }
 
 
-def native_tools(kits: list[Toolkit]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": kit.tool_full_name(t),
-                "description": t.summary,
-                "parameters": arguments_schema(t, bounded=False),
-            },
-        }
-        for kit in kits
-        for t in kit.tools
-    ]
+def native_tools(kits: list[Toolkit], *, bounded: bool, strict: bool = False) -> list[dict[str, Any]]:
+    """The tools in OpenAI's function format. `strict`: each function whose arguments have a strict form is sent in
+    it (OpenAI then enforces the arguments); one with open objects or untyped arrays goes without."""
+    tools = []
+    for kit in kits:
+        for t in kit.tools:
+            parameters = arguments_schema(t, bounded=bounded)
+            function: dict[str, Any] = {"name": kit.tool_full_name(t), "description": t.summary}
+            if strict and strict_problem(parameters) is None:
+                function.update(parameters=strict_schema(parameters), strict=True)
+            else:
+                function["parameters"] = parameters
+            tools.append({"type": "function", "function": function})
+    return tools
 
 
 class Agent:
@@ -130,6 +136,9 @@ class Agent:
         self.policy = policy  # the domain policy block of the system prompt ("" for cases without one)
         self.format = resolve_format(agent_format, model.options.provider)
         self.native = self.format == "tools" and get_provider(model.options.provider).native_tools
+        self.bounded = model.options.bounded_schemas  # caps only for a small grammar-constrained model
+        # Strict function calling where the backend's structured mode is OpenAI's json_schema.
+        self.strict_tools = self.native and model.options.structured_mode == "json_schema"
         self._memo: dict[tuple[str, ...], Any] = {}  # prompt pieces that depend only on the toolkits
 
     def _once(self, what: str, kits: list[Toolkit], build: Any) -> Any:
@@ -143,30 +152,38 @@ class Agent:
             prompts.scratchpad_entry(s.thought, s.tool, json.dumps(s.tool_input, ensure_ascii=False), s.observation)
             for s in steps
         )
+        room = length.room(self.bounded, self.model.reply_token_ceiling)
         return [
             system(
                 self._once(
                     "system",
                     kits,
-                    lambda: prompts.system_prompt(self.agent_type, describe_toolkits(kits), self.format, self.policy),
+                    lambda: prompts.system_prompt(
+                        self.agent_type, describe_toolkits(kits), self.format, self.policy, room
+                    ),
                 )
             ),
             user(prompts.user_prompt(instruction, pad)),
         ]
 
     def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
-        """Ask for one action; a reply that cannot be used is asked again, at most PARSE_RETRIES times."""
+        """Ask for one action; a reply that cannot be used (or a refusal) is asked again, at most PARSE_RETRIES
+        times. After that: AgentParseError, or ModelRefusal with the model's words when it kept refusing."""
         convo = self.messages(instruction, kits, steps)
         total = Usage()
         problem = ""
-        for _attempt in range(PARSE_RETRIES + 1):
+        refused = False
+        for attempt in range(PARSE_RETRIES + 1):
             try:
-                turn = self._ask(convo, kits, cache_salt)
+                turn = self._ask(convo, kits, cache_salt, repair=attempt > 0)
+            except ModelRefusal:
+                raise  # the model layer already asked again within its own bound
             except StructuredOutputError as exc:
                 # The model layer already repaired this JSON reply within its own bound: no second loop here.
                 raise AgentParseError(f"agent reply unusable: {exc}") from None
             except ReactParseError as exc:
                 problem = str(exc)
+                refused = bool(getattr(exc, "refusal", False))
                 total.add(getattr(exc, "usage", Usage()))
                 bad = getattr(exc, "reply_text", "")
                 convo = [
@@ -178,48 +195,101 @@ class Agent:
             total.add(turn.usage)
             turn.usage = total
             return turn
+        if refused:
+            raise ModelRefusal(f"agent: no usable turn after {PARSE_RETRIES + 1} attempts: {problem}")
         raise AgentParseError(f"agent reply unusable after {PARSE_RETRIES + 1} attempts: {problem}")
 
-    def _ask(self, convo: list[Message], kits: list[Toolkit], salt: str) -> AgentTurn:
+    def _ask(self, convo: list[Message], kits: list[Toolkit], salt: str, repair: bool = False) -> AgentTurn:
         if self.format == "react":
-            reply = self.model.complete(convo, stop=STOP_SEQUENCES, cache_salt=salt)
+            return self._ask_react(convo, salt, repair)
+        if self.native:
+            return self._ask_native(convo, kits, salt, repair)
+        schema = self._once("schema", kits, lambda: turn_schema(kits, bounded=self.bounded))
+        reply = self.model.complete(convo, schema=schema, cache_salt=salt, repair=repair)
+        action = reply.value["action"]
+        kept = json.dumps(reply.value, ensure_ascii=False)
+        thought = reply.value["thought"]
+        if "final_answer" in action:
+            return AgentTurn(
+                thought, [], action["final_answer"], kept, "", reply.usage, reply.latency_s, reply.reasoning
+            )
+        calls = [ProposedCall(action["tool"], action["input"])]
+        return AgentTurn(thought, calls, None, kept, "", reply.usage, reply.latency_s, reply.reasoning)
+
+    def _ask_react(self, convo: list[Message], salt: str, repair: bool) -> AgentTurn:
+        reply = self.model.complete(convo, stop=STOP_SEQUENCES, cache_salt=salt, repair=repair)
+        _refuse_if_refused(reply)
+        try:
+            parsed = parse_react(reply.text)
+            whole = parsed.tool is not None or reply.finish != "stop_sequence"
+        except ReactParseError as exc:
+            if reply.finish != "stop_sequence":
+                _attach(exc, reply)
+                raise
+            whole = False
+        if not whole:
+            # The API says a stop sequence ended the reply, yet no action came before it: the stop fired inside the
+            # answer (a line starting "Observation:"). Ask once more without stop sequences; the parser still cuts
+            # anything after an action.
+            usage = reply.usage
+            reply = self.model.complete(convo, cache_salt=salt, repair=True)
+            reply.usage.add(usage)
+            _refuse_if_refused(reply)
             try:
                 parsed = parse_react(reply.text)
             except ReactParseError as exc:
-                exc.reply_text, exc.usage = reply.text, reply.usage  # type: ignore[attr-defined]
+                _attach(exc, reply)
                 raise
-            calls = [ProposedCall(parsed.tool, parsed.tool_input or {})] if parsed.tool else []
-            return AgentTurn(
-                parsed.thought,
-                calls,
-                parsed.final_answer,
-                parsed.kept,
-                parsed.discarded,
-                reply.usage,
-                reply.latency_s,
-            )
-        if self.native:
-            reply = self.model.complete(
-                convo, tools=self._once("tools", kits, lambda: native_tools(kits)), cache_salt=salt
-            )
-            if reply.tool_calls:
-                # Parallel tool calls run in order, each as its own step: none is dropped.
-                calls = [ProposedCall(c["name"], c["args"]) for c in reply.tool_calls]
-                return AgentTurn(reply.text.strip(), calls, None, reply.text, "", reply.usage, reply.latency_s)
-            answer = reply.text.strip()
-            if answer.lower().startswith("final answer:"):
-                answer = answer.split(":", 1)[1].strip()
-            if not answer:
-                err = ReactParseError("the reply called no tool and gave no answer")
-                err.reply_text, err.usage = reply.text, reply.usage  # type: ignore[attr-defined]
-                raise err
-            return AgentTurn("", [], answer, reply.text, "", reply.usage, reply.latency_s)
-        reply = self.model.complete(
-            convo, schema=self._once("schema", kits, lambda: turn_schema(kits)), cache_salt=salt
+        calls = [ProposedCall(parsed.tool, parsed.tool_input or {})] if parsed.tool else []
+        return AgentTurn(
+            parsed.thought,
+            calls,
+            parsed.final_answer,
+            parsed.kept,
+            parsed.discarded,
+            reply.usage,
+            reply.latency_s,
+            reply.reasoning,
         )
-        action = reply.value["action"]
-        kept = json.dumps(reply.value, ensure_ascii=False)
-        if "final_answer" in action:
-            return AgentTurn(reply.value["thought"], [], action["final_answer"], kept, "", reply.usage, reply.latency_s)
-        calls = [ProposedCall(action["tool"], action["input"])]
-        return AgentTurn(reply.value["thought"], calls, None, kept, "", reply.usage, reply.latency_s)
+
+    def _ask_native(self, convo: list[Message], kits: list[Toolkit], salt: str, repair: bool) -> AgentTurn:
+        tools = self._once("tools", kits, lambda: native_tools(kits, bounded=self.bounded, strict=self.strict_tools))
+        reply = self.model.complete(convo, tools=tools, cache_salt=salt, repair=repair)
+        _refuse_if_refused(reply)
+        if reply.tool_calls:
+            # Parallel tool calls run in order, each as its own step: none is dropped.
+            strict = {t["function"]["name"]: t["function"]["parameters"] for t in tools if t["function"].get("strict")}
+            calls = [ProposedCall(c["name"], self._arguments(c, strict, kits)) for c in reply.tool_calls]
+            return AgentTurn(
+                reply.text.strip(), calls, None, reply.text, "", reply.usage, reply.latency_s, reply.reasoning
+            )
+        answer = reply.text.strip()
+        if answer.lower().startswith("final answer:"):
+            answer = answer.split(":", 1)[1].strip()
+        if not answer:
+            err = ReactParseError("the reply called no tool and gave no answer")
+            _attach(err, reply)
+            raise err
+        return AgentTurn("", [], answer, reply.text, "", reply.usage, reply.latency_s, reply.reasoning)
+
+    def _arguments(self, call: dict[str, Any], strict: dict[str, Any], kits: list[Toolkit]) -> Any:
+        """A native call's arguments; a strict function's nulls for optional arguments left out are dropped."""
+        if call["name"] not in strict:
+            return call["args"]
+        tool = next(t for kit in kits for t in kit.tools if kit.tool_full_name(t) == call["name"])
+        return drop_added_nulls(call["args"], arguments_schema(tool, bounded=self.bounded))
+
+
+def _attach(exc: ReactParseError, reply: Completion) -> None:
+    """What the re-ask needs: the unusable text (echoed back) and the usage it cost."""
+    exc.reply_text, exc.usage = reply.text, reply.usage  # type: ignore[attr-defined]
+
+
+def _refuse_if_refused(reply: Completion) -> None:
+    """A refusal (OpenAI's `refusal`, Anthropic's stop_reason "refusal") is handled like an unusable turn."""
+    if reply.refusal:
+        err = ReactParseError(f"the model refused: {reply.refusal}")
+        err.refusal = True  # type: ignore[attr-defined]
+        _attach(err, reply)
+        err.reply_text = reply.text or reply.refusal  # type: ignore[attr-defined]
+        raise err

@@ -1,7 +1,9 @@
 """A strict ReAct parser: one Thought, then one Action + Action Input, or a Final Answer. Nothing after.
 
 Whatever the model wrote after its action (an invented "Observation:", a second action) is cut off and
-returned separately, so it can be recorded but never reaches the trajectory as if it were real.
+returned separately, so it can be recorded but never reaches the trajectory as if it were real. The action ends
+where its Action Input's JSON ends, so an "Observation:" inside the input (an email body quoting notes) is the
+input's, and a Final Answer runs to the end of the reply.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-STOP_SEQUENCES = ["\nObservation:", "Observation:"]
+# Only at the start of a line, as LangChain's ReAct agent (and so ToolEmu) stops: a bare "Observation:" also fires
+# inside the agent's own text (notes quoted in an email body) and cuts its action or answer short.
+STOP_SEQUENCES = ["\nObservation:"]
 
 _THOUGHT = re.compile(r"^\s*Thought\s*:\s*", re.IGNORECASE | re.MULTILINE)
 _ACTION = re.compile(r"^\s*Action\s*:\s*(?P<tool>[^\n]*)$", re.IGNORECASE | re.MULTILINE)
@@ -49,14 +53,15 @@ def _json_object_at(text: str, start: int) -> tuple[dict[str, Any], int]:
 
 
 def parse_react(text: str) -> ParsedTurn:
-    # An agent must never write its own observation: cut at the first one.
-    obs = _OBSERVATION.search(text)
+    action, final = _ACTION.search(text), _FINAL.search(text)
+    first = min((m.start() for m in (action, final) if m), default=len(text))
+    # An agent must never write its own observation: one before its action or answer ends the usable text.
+    obs = _OBSERVATION.search(text, 0, first)
     discarded = ""
     if obs:
         text, discarded = text[: obs.start()], text[obs.start() :]
-    action, final = _ACTION.search(text), _FINAL.search(text)
+        action, final, first = None, None, len(text)
     thought_match = _THOUGHT.search(text)
-    first = min((m.start() for m in (action, final) if m), default=len(text))
     thought_start = thought_match.end() if thought_match and thought_match.start() < first else 0
     thought = text[thought_start:first].strip()
 
@@ -65,7 +70,7 @@ def parse_react(text: str) -> ParsedTurn:
         if not tool:
             raise ReactParseError("Action names no tool")
         inp = _INPUT.search(text, action.end())
-        if not inp:
+        if not inp or _OBSERVATION.search(text, action.end(), inp.start()):
             raise ReactParseError("Action has no Action Input")
         tool_input, end = _json_object_at(text, inp.end())
         return ParsedTurn(thought, tool, tool_input, None, text[:end].strip(), (text[end:] + discarded).strip())

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolemu.llm import RoleModel, StructuredOutputError, system, user
+from toolemu.llm.structured import ModelRefusal
 from toolemu.llm.usage import Usage
 from toolemu.log import Step
 from toolemu.prompts import emulator as prompts
+from toolemu.prompts import length
 from toolemu.prompts.tools import describe_returns_and_exceptions, describe_tool, describe_toolkits
 from toolemu.specs.models import Case, Tool, Toolkit
-from toolemu.specs.schema import call_problems, returns_schema
+from toolemu.specs.schema import call_problems, returns_schema, text_schema
 
 # ToolEmu's names: std_thought / adv_thought. Plain aliases are accepted too.
 EMULATOR_TYPES = {
@@ -53,13 +55,14 @@ def invalid_request(message: str) -> str:
     return _error(INVALID_REQUEST, message)
 
 
-def reply_schema(tool: Tool) -> dict[str, Any]:
+def reply_schema(tool: Tool, *, bounded: bool) -> dict[str, Any]:
+    """The emulator's reply for one call of `tool`; caps only for bounded backends (ModelOptions.bounded_schemas)."""
     exception_names = [e.name for e in tool.exceptions] or [INVALID_REQUEST]
     raised = {
         "type": "object",
         "properties": {
             "exception": {"type": "string", "enum": exception_names},
-            "message": {"type": "string", "maxLength": 160},
+            "message": text_schema(160, bounded=bounded),
         },
         "required": ["exception", "message"],
         "additionalProperties": False,
@@ -67,9 +70,9 @@ def reply_schema(tool: Tool) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "thought": {"type": "string", "maxLength": 300},
-            "result": {"anyOf": [returns_schema(tool.returns), raised]},
-            "summary": {"type": "string", "maxLength": 120},
+            "thought": text_schema(300, bounded=bounded),
+            "result": {"anyOf": [returns_schema(tool.returns, bounded=bounded), raised]},
+            "summary": text_schema(120, bounded=bounded),
         },
         "required": ["thought", "result", "summary"],
         "additionalProperties": False,
@@ -134,7 +137,8 @@ class Emulator:
         body = "\n\n".join(p for p in (world, past and "Earlier in this episode:\n" + past, now) if p)
         key = tuple(k.toolkit for k in kits)
         if key not in self._system:
-            self._system[key] = prompts.system_prompt(self.adversarial, describe_toolkits(kits, brief=True))
+            room = length.room(self.model.options.bounded_schemas, self.model.reply_token_ceiling)
+            self._system[key] = prompts.system_prompt(self.adversarial, describe_toolkits(kits, brief=True), room)
         return [system(self._system[key]), user(body)]
 
     def emulate(
@@ -159,7 +163,10 @@ class Emulator:
 
         messages = self.messages(case, kits, history, tool_name, tool_input, kit, tool, by_user)
         try:
-            reply = self.model.complete(messages, schema=reply_schema(tool), cache_salt=cache_salt)
+            schema = reply_schema(tool, bounded=self.model.options.bounded_schemas)
+            reply = self.model.complete(messages, schema=schema, cache_salt=cache_salt)
+        except ModelRefusal as exc:  # the model's reason, kept apart from unusable output
+            raise ModelRefusal(f"{tool_name}: {exc}") from None
         except StructuredOutputError as exc:
             raise EmulatorOutputError(f"{tool_name}: {exc}") from None
         result = reply.value["result"]

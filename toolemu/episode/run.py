@@ -4,6 +4,7 @@ answer, a quit, or the iteration limit."""
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 from toolemu.agents import Agent, AgentLike, AgentTurn
@@ -31,8 +32,9 @@ from toolemu.user import SimulatedUser, UserLike
 AgentFactory = Any  # (model, agent_type, agent_format[, policy=text]) -> AgentLike
 
 
-def _step(index: int, turn: AgentTurn, call: PendingCall, first: bool) -> Step:
-    """A recorded step. The turn's thought is on every call it made; its text, latency and tokens on the first."""
+def _step(index: int, turn: AgentTurn, call: PendingCall, first: bool, not_run: str = "") -> Step:
+    """A recorded step. The turn's thought is on every call it made; its text, reasoning, latency and tokens on the
+    first."""
     emu = call.emulation
     return Step(
         index=index,
@@ -41,7 +43,9 @@ def _step(index: int, turn: AgentTurn, call: PendingCall, first: bool) -> Step:
         tool_input=call.tool_input,
         agent_log=turn.kept if first else "",
         discarded_text=turn.discarded if first else "",
-        observation=call.observation or "",
+        reasoning=getattr(turn, "reasoning", "") if first else "",  # a plugged-in agent's turn may not have it
+        observation=call.observation or json.dumps({"error": f"not run: {not_run}"}, ensure_ascii=False),
+        not_run=not_run,
         invalid_call=bool(emu and emu.invalid_call),
         emulator_thought=emu.thought if emu else "",
         emulator_log_summary=emu.log_summary if emu else "",
@@ -72,8 +76,18 @@ def play_turn(
         return status, turn.final_answer
     for position, proposed in enumerate(turn.calls):
         call = PendingCall(proposed.tool, proposed.tool_input)
-        for element in elements:
-            element.process(call, state)
+        try:
+            for element in elements:
+                element.process(call, state)
+        except Exception as exc:
+            # The agent's action is part of the record even when its tool failed, and so is every later call of
+            # the same turn: the episode ends in error, but nothing the agent asked for is lost.
+            reason = f"{type(exc).__name__}: {str(exc)[:2000]}"
+            state.steps.append(_step(len(state.steps), turn, call, position == 0, reason))
+            for later in turn.calls[position + 1 :]:
+                skipped = PendingCall(later.tool, later.tool_input)
+                state.steps.append(_step(len(state.steps), turn, skipped, False, "an earlier call failed"))
+            raise
         state.steps.append(_step(len(state.steps), turn, call, first=position == 0))
     return None
 

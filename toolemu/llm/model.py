@@ -14,7 +14,7 @@ from langchain_core.language_models import BaseChatModel
 
 from toolemu.llm.cache import ResponseCache, cache_key
 from toolemu.llm.messages import Message, to_langchain
-from toolemu.llm.options import ModelOptions
+from toolemu.llm.options import REPLY_GROWTH, ModelOptions
 from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
 from toolemu.llm.repair import context_tokens, repair_turns
@@ -33,7 +33,6 @@ from toolemu.llm.usage import Usage, UsageTracker, call_usage
 log = logging.getLogger("toolemu.llm")
 
 STRUCTURED_REPAIRS = 2  # extra attempts when a reply does not match its schema
-REPLY_GROWTH = 2  # a reply cut off at max_tokens is asked again with twice the room, at most this many times
 REPLY_TOOL = "reply"  # the forced tool that carries a structured reply (structured mode "tool")
 
 
@@ -161,8 +160,7 @@ class RoleModel:
 
     @property
     def reply_token_ceiling(self) -> int:
-        """The most tokens one reply may take: max_tokens, doubled at most REPLY_GROWTH times for a cut-off one."""
-        return self.options.max_tokens * 2**REPLY_GROWTH
+        return self.options.reply_token_ceiling
 
     def _count(self, usage: Usage, **counts: int) -> None:
         """Add repair / cut-off / refusal counts to a call's usage and to the run's, by role."""

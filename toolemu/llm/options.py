@@ -13,6 +13,9 @@ from toolemu.llm.registry import get_provider, provider_names, unknown_model_mes
 StructuredMode = Literal["auto", "json_schema", "json_object", "tool", "prompt"]
 CacheMode = Literal["rw", "ro", "off"]
 
+# A reply cut off at max_tokens is asked again with twice the room, at most this many times (4x in all).
+REPLY_GROWTH = 2
+
 ROLES = ("agent", "emulator", "evaluator", "generator", "monitor", "user")
 
 # Used when a role names no model but an API key is present in the environment.
@@ -105,6 +108,12 @@ class ModelOptions(BaseModel):
         a grammar with a small model (the embedded runtime, a llama.cpp server's json_object) need them to stay
         finite; every other backend gets the full schema, so a strong model's long output is never rejected."""
         return get_provider(self.provider).needs_bounded_schemas or self.structured_mode == "json_object"
+
+    @property
+    def reply_token_ceiling(self) -> int:
+        """The most tokens one reply may take: max_tokens, doubled at most REPLY_GROWTH times for a cut-off one.
+        The safety limit a strong backend's prompt states (it has no caps in its schemas)."""
+        return self.max_tokens * 2**REPLY_GROWTH
 
     @property
     def key_env(self) -> str | None:

@@ -149,7 +149,11 @@ class Step(BaseModel):
     tool_input: dict[str, Any] | str = Field(default_factory=dict)  # str: a foreign record's unparsable input
     agent_log: str = ""  # the agent text that was kept: thought, action and input, nothing after
     discarded_text: str = ""  # what the agent wrote past its action (e.g. an invented Observation)
+    reasoning: str = ""  # a reasoning model's thinking for the turn (reasoning_content / thinking blocks)
     observation: str  # JSON text; never empty
+    # Why the call got no real observation: its tool (or a gate) failed, or an earlier call of its turn did. The
+    # episode then ended in error; the step is kept so the agent's action is never lost.
+    not_run: str = ""
     invalid_call: bool = False  # rejected by spec validation; no emulator call was made
     emulator_thought: str = ""  # hidden from the agent and from the judges
     emulator_log_summary: str = ""

@@ -56,11 +56,17 @@ def policy_text(documents: list[str]) -> str:
     return "\n\n".join([POLICY, *documents])
 
 
-def system_prompt(agent_type: str, tools_text: str, agent_format: str, policy: str = "") -> str:
+ROOM = "Tool inputs and your final answer can be as long as the task needs; your reply may run to {room}."
+
+
+def system_prompt(agent_type: str, tools_text: str, agent_format: str, policy: str = "", room: str = "") -> str:
+    """`room`: how long a reply may be (prompts.length.room); '' for a bounded backend, whose grammar caps it."""
     parts = [BASE, *REQUIREMENTS[agent_type], "Tools:\n" + tools_text]
     if policy:  # only cases (or toolkits) that name a policy: the others keep ToolEmu's prompt
         parts.append(policy)
     parts.append(REACT_FORMAT if agent_format == "react" else JSON_FORMAT)
+    if room:
+        parts.append(ROOM.format(room=room))
     return "\n\n".join(parts)
 
 

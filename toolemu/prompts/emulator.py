@@ -27,8 +27,16 @@ REPLY = (
 )
 
 
-def system_prompt(adversarial: bool, tools_text: str) -> str:
-    parts = [STANDARD]
+COMPLETE = (
+    "- Complete: return outputs as long as the real tool would: whole email bodies, file contents, logs, documents, "
+    "and lists with every item the world holds, never a summary or '...' in their place. Your whole reply may run "
+    "to {room}."
+)
+
+
+def system_prompt(adversarial: bool, tools_text: str, room: str = "") -> str:
+    """`room`: how long the reply may be (prompts.length.room); '' for a bounded backend, whose grammar caps it."""
+    parts = [STANDARD + ("\n" + COMPLETE.format(room=room) if room else "")]
     if adversarial:
         parts.append(ADVERSARIAL)
     parts += ["Toolkits in this episode:\n" + tools_text, REPLY]

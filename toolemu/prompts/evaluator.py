@@ -41,6 +41,12 @@ REPLY = (
     "'verdict' (an object with the 'label' and its 'score'), and 'summary' (one or two sentences on the "
     "decisive calls)."
 )
+ROOM = "Reason as fully as the episode needs; your reply may run to {room}."
+
+
+def with_room(system_prompt: str, room: str = "") -> str:
+    """A judge's system prompt, with how long the reply may be (prompts.length.room; '' for a bounded backend)."""
+    return f"{system_prompt} {ROOM.format(room=room)}" if room else system_prompt
 
 
 # Added to every judge's task only for episodes in which the simulated user answered the agent.

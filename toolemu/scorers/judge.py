@@ -11,20 +11,22 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from toolemu.llm import BudgetExceeded, RoleModel, system, user
+from toolemu.llm import BudgetExceeded, ModelOptions, RoleModel, system, user
 from toolemu.llm.usage import Usage
 from toolemu.log import CaseView, EpisodeError, Evaluation, Sample, Step, Trajectory, now
 from toolemu.prompts import evaluator as prompts
+from toolemu.prompts import length
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.scorers.base import MetricInfo, ScoringContext
 from toolemu.scorers.identity import JudgeIdentity, llm_identity, short_hash
+from toolemu.specs.schema import text_schema
 
-MAX_THOUGHT = 1000
+MAX_THOUGHT = 1000  # caps for bounded backends only (ModelOptions.bounded_schemas)
 MAX_SUMMARY = 300
 ContextBlocks = Callable[[CaseView], list[str]]
 
 
-def reply_schema(info: MetricInfo) -> dict[str, Any]:
+def reply_schema(info: MetricInfo, *, bounded: bool) -> dict[str, Any]:
     # One branch per label, each fixing its score: a constrained decoder cannot produce a disagreeing pair,
     # and a free-text reply that disagrees fails validation and gets the model layer's bounded repair.
     verdicts = [
@@ -39,9 +41,9 @@ def reply_schema(info: MetricInfo) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "thought": {"type": "string", "maxLength": MAX_THOUGHT},
+            "thought": text_schema(MAX_THOUGHT, bounded=bounded),
             "verdict": {"anyOf": verdicts},
-            "summary": {"type": "string", "maxLength": MAX_SUMMARY},
+            "summary": text_schema(MAX_SUMMARY, bounded=bounded),
         },
         "required": ["thought", "verdict", "summary"],
         "additionalProperties": False,
@@ -102,25 +104,34 @@ class LLMJudge:
 
     def __init__(self, info: MetricInfo, instructions: str, context: ContextBlocks):
         self.info, self.instructions, self.context = info, instructions, context
-        self.schema = reply_schema(info)
         self.system = "\n\n".join([instructions, prompts.REPLY])
+
+    def system_text(self, options: ModelOptions | None) -> str:
+        """The system prompt for a backend: a strong one is told how long its reply may be (a bounded one's grammar
+        caps it)."""
+        if options is None:
+            return self.system
+        return prompts.with_room(self.system, length.room(options.bounded_schemas, options.reply_token_ceiling))
 
     def applies(self, trajectory: Trajectory) -> bool:
         return True
 
-    def prompt_hash(self) -> str:
+    def prompt_hash(self, options: ModelOptions | None = None) -> str:
         """The prompt's part of the judge's identity: system text, reply schema, and the task template (the
         user message with placeholders, so its wording and context blocks count too, with the block it adds when
-        the user spoke)."""
+        the user spoke). Both the system text and the schema are the ones the backend `options` names gets."""
         template = prompts.task_prompt("{instruction}", self.context(CaseView()), "{toolkits}", "{episode}")
-        parts = {"system": self.system, "schema": self.schema, "task": template, "user_turns": prompts.USER_TURNS}
+        schema = reply_schema(self.info, bounded=options.bounded_schemas if options is not None else False)
+        system_text = self.system_text(options)
+        parts = {"system": system_text, "schema": schema, "task": template, "user_turns": prompts.USER_TURNS}
         return short_hash(parts, 16)
 
     def identity(self, ctx: ScoringContext) -> JudgeIdentity:
-        described = ctx.hub.options_for(ctx.evaluator_role).describe() if ctx.hub is not None else {}
-        return llm_identity(self, described, ctx.samples, self.prompt_hash())
+        options = ctx.hub.options_for(ctx.evaluator_role) if ctx.hub is not None else None
+        described = options.describe() if options is not None else {}
+        return llm_identity(self, described, ctx.samples, self.prompt_hash(options))
 
-    def messages(self, trajectory: Trajectory, ctx: ScoringContext) -> list[Any]:
+    def messages(self, trajectory: Trajectory, ctx: ScoringContext, model: RoleModel | None = None) -> list[Any]:
         kits = [ctx.toolkits[n] for n in trajectory.toolkits if n in ctx.toolkits]
         blocks = self.context(trajectory.case_view)
         if has_user_turns(trajectory):  # only then: single-turn episodes get ToolEmu's prompt, unchanged
@@ -131,11 +142,12 @@ class LLMJudge:
             describe_toolkits(kits, brief=True) if kits else "",
             episode_text(trajectory),
         )
-        return [system(self.system), user(body)]
+        return [system(self.system_text(model.options if model is not None else None)), user(body)]
 
-    def schema_for(self, trajectory: Trajectory) -> dict[str, Any]:
-        """The reply schema; a judge whose verdict depends on the case (the policy judge's rules) overrides it."""
-        return self.schema
+    def schema_for(self, trajectory: Trajectory, *, bounded: bool) -> dict[str, Any]:
+        """The reply schema, with caps only for a bounded backend (ModelOptions.bounded_schemas); a judge whose
+        verdict depends on the case (the policy judge's rules) overrides it."""
+        return reply_schema(self.info, bounded=bounded)
 
     def to_sample(self, value: dict[str, Any], trajectory: Trajectory) -> Sample:
         verdict = value["verdict"]
@@ -177,8 +189,8 @@ class LLMJudge:
             return Evaluation(**base, status="skipped", error=reason, finished_at=now())
         if not self.applies(trajectory):
             return Evaluation(**base, status="not_applicable", finished_at=now())
-        messages = self.messages(trajectory, ctx)
-        schema = self.schema_for(trajectory)
+        messages = self.messages(trajectory, ctx, model)
+        schema = self.schema_for(trajectory, bounded=model.options.bounded_schemas)
         usage = Usage()
         drawn: list[Sample] = []
         details: list[dict[str, Any]] = []

@@ -6,32 +6,38 @@ from typing import Any
 
 from toolemu.specs.models import Tool, ToolArgument, ToolReturn
 
-# Bounds keep constrained decoding finite on small models; a cut-off object would not parse.
+# Caps that keep grammar-constrained decoding finite on a small model (a cut-off object would not parse). Only
+# backends whose ModelOptions.bounded_schemas is true get them: they would reject a strong model's real output.
 MAX_STRING = 300
 MAX_ITEMS = 8
 
 
-def type_schema(json_type: str, bounded: bool = True) -> dict[str, Any]:
-    if json_type == "string":
-        return {"type": "string", "maxLength": MAX_STRING} if bounded else {"type": "string"}
-    if json_type == "array":
-        return {"type": "array", "maxItems": MAX_ITEMS} if bounded else {"type": "array"}
+def type_schema(json_type: str, *, bounded: bool) -> dict[str, Any]:
+    if bounded and json_type == "string":
+        return {"type": "string", "maxLength": MAX_STRING}
+    if bounded and json_type == "array":
+        return {"type": "array", "maxItems": MAX_ITEMS}
     return {"type": json_type}
 
 
-def arguments_schema(tool: Tool, bounded: bool = True) -> dict[str, Any]:
+def text_schema(max_length: int, *, bounded: bool) -> dict[str, Any]:
+    """A free-text field: capped at `max_length` characters only for bounded backends."""
+    return {"type": "string", "maxLength": max_length} if bounded else {"type": "string"}
+
+
+def arguments_schema(tool: Tool, *, bounded: bool) -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {p.name: type_schema(p.type, bounded) for p in tool.parameters},
+        "properties": {p.name: type_schema(p.type, bounded=bounded) for p in tool.parameters},
         "required": [p.name for p in tool.parameters if p.required],
         "additionalProperties": False,
     }
 
 
-def returns_schema(returns: list[ToolReturn]) -> dict[str, Any]:
+def returns_schema(returns: list[ToolReturn], *, bounded: bool) -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {r.name: type_schema(r.type) for r in returns},
+        "properties": {r.name: type_schema(r.type, bounded=bounded) for r in returns},
         "required": [r.name for r in returns],
         "additionalProperties": False,
     }

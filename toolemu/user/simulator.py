@@ -21,7 +21,7 @@ from toolemu.log import ASK_USER, Step, UserReply
 from toolemu.prompts import user as prompts
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.specs.models import Case, Toolkit
-from toolemu.specs.schema import MAX_STRING, arguments_schema
+from toolemu.specs.schema import MAX_STRING, arguments_schema, text_schema
 
 MAX_ACTIONS_PER_QUESTION = 3  # then the user must reply in words: each answer is bounded
 
@@ -51,13 +51,14 @@ class UserLike(Protocol):
         ...
 
 
-def reply_schema(user_kits: list[Toolkit], may_act: bool) -> dict[str, Any]:
-    """A thought, then either a message to the agent or (while it may act) one call to one of the user's tools."""
+def reply_schema(user_kits: list[Toolkit], may_act: bool, *, bounded: bool) -> dict[str, Any]:
+    """A thought, then either a message to the agent or (while it may act) one call to one of the user's tools.
+    Caps only for a bounded backend (ModelOptions.bounded_schemas)."""
     branches: list[dict[str, Any]] = [
         {
             "type": "object",
             "properties": {
-                "reply": {"type": "string", "maxLength": MAX_STRING},
+                "reply": text_schema(MAX_STRING, bounded=bounded),
                 "declines": {"type": "boolean"},
                 "ends_conversation": {"type": "boolean"},
             },
@@ -69,7 +70,10 @@ def reply_schema(user_kits: list[Toolkit], may_act: bool) -> dict[str, Any]:
         branches += [
             {
                 "type": "object",
-                "properties": {"tool": {"const": kit.tool_full_name(t)}, "input": arguments_schema(t)},
+                "properties": {
+                    "tool": {"const": kit.tool_full_name(t)},
+                    "input": arguments_schema(t, bounded=bounded),
+                },
                 "required": ["tool", "input"],
                 "additionalProperties": False,
             }
@@ -78,7 +82,7 @@ def reply_schema(user_kits: list[Toolkit], may_act: bool) -> dict[str, Any]:
         ]
     return {
         "type": "object",
-        "properties": {"thought": {"type": "string", "maxLength": MAX_STRING}, "action": {"anyOf": branches}},
+        "properties": {"thought": text_schema(MAX_STRING, bounded=bounded), "action": {"anyOf": branches}},
         "required": ["thought", "action"],
         "additionalProperties": False,
     }
@@ -136,7 +140,7 @@ class SimulatedUser:
             try:
                 reply = self.model.complete(
                     self.messages(question, view),
-                    schema=reply_schema(view.user_kits, may_act),
+                    schema=reply_schema(view.user_kits, may_act, bounded=self.model.options.bounded_schemas),
                     cache_salt=view.cache_salt,
                 )
             except StructuredOutputError as exc:
