@@ -5,8 +5,10 @@ tests/doubles (or `anthropic:double` on the Anthropic double, with --api anthrop
 arrays, verbose thoughts, occasional refusals. `toolemu run` runs as a subprocess, exactly as a user would start
 it; the double runs in this process and keeps every request.
 
-Prints: episodes by status, episodes that failed for framework reasons (by error), evaluations by status, model
-calls, structured-repair calls, and whether the long strings the double wrote reached trajectories.jsonl intact.
+Prints: episodes by status, episodes that failed for framework reasons (by error) apart from those that failed
+because the model refused (the model's reason), evaluations by status, model calls, repair calls (those that asked
+again after a refusal counted apart) and their share of all calls, replies cut off at max_tokens (asked again with
+more room), and whether the long strings the double wrote reached trajectories.jsonl intact.
 
 Run: python benchmarks/strong_double_run.py [--api openai|anthropic] [--trunc-num N] [--batch-size 4]
                                              [--max-tokens N] [--agent-format F]
@@ -107,14 +109,29 @@ def error_kind(error: dict[str, Any] | None) -> str:
 
 
 def reply_text(exchange: Exchange) -> str:
+    """The reply's text; a forced tool's input as JSON text."""
     if "choices" in exchange.response:
         return str(exchange.response["choices"][0]["message"].get("content") or "")
-    return "".join(b.get("text", "") for b in exchange.response.get("content") or [] if b.get("type") == "text")
+    blocks = exchange.response.get("content") or []
+    if exchange.kind == "forced_tool":
+        return next((json.dumps(b.get("input")) for b in blocks if b.get("type") == "tool_use"), "")
+    return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+
+
+def forced_tool_schema(exchange: Exchange) -> dict[str, Any] | None:
+    choice = exchange.request.get("tool_choice") or {}
+    name = choice.get("name") or (choice.get("function") or {}).get("name")
+    for tool in exchange.request.get("tools") or []:
+        if name and name in (tool.get("name"), (tool.get("function") or {}).get("name")):
+            return tool.get("input_schema") or (tool.get("function") or {}).get("parameters")
+    return None
 
 
 def sent_schema(exchange: Exchange) -> dict[str, Any] | None:
-    """The schema the request carried: response_format's, or the one spelled out in the prompt. In strict mode
-    this lacks the limits the project checks afterwards (the project's anyOf schemas are never strict)."""
+    """The schema the request carried: a forced tool's input schema, response_format's, or the one spelled out in
+    the prompt. In strict mode it is the strict form (optional properties nullable)."""
+    if exchange.kind == "forced_tool":
+        return forced_tool_schema(exchange)
     fmt = exchange.request.get("response_format") or {}
     schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
     if schema is None:
@@ -127,12 +144,12 @@ def accepted(exchange: Exchange) -> bool:
     """Whether the project could use this reply as it came: the same parsers and checks the project applies."""
     text = reply_text(exchange)
     try:
-        if exchange.kind == "structured":
+        if exchange.kind in ("structured", "forced_tool"):
             schema = sent_schema(exchange)
             validate_reply(extract_json(text), schema or {})
         elif exchange.kind in ("react", "react_answer"):
             parse_react(text)
-        return exchange.kind in ("structured", "react", "react_answer", "tool_calls", "answer")
+        return exchange.kind in ("structured", "forced_tool", "react", "react_answer", "tool_calls", "answer")
     except (StructuredOutputError, ReactParseError):
         return False
 
@@ -140,7 +157,8 @@ def accepted(exchange: Exchange) -> bool:
 def cap_violations(double: DoubleServer) -> dict[str, int]:
     """Every schema keyword a structured reply broke, by role and path (not only the first, as the repair says)."""
     found: Counter[str] = Counter()
-    for exchange in double.exchanges(kind="structured", status=200):
+    structured = double.exchanges(kind="structured", status=200) + double.exchanges(kind="forced_tool", status=200)
+    for exchange in structured:
         schema = sent_schema(exchange)
         try:
             value = extract_json(reply_text(exchange))
@@ -203,8 +221,13 @@ def long_string_report(double: DoubleServer, trajectories: list[dict[str, Any]])
     }
 
 
+STRUCTURED_KINDS = ("structured", "forced_tool")  # a JSON reply: response_format or prompt, or a forced tool
+REFUSED = "ModelRefusal"  # the error type of an episode that ended because the model kept refusing
+
+
 def summarise(double: DoubleServer, dump: Path, wall_s: float, rc: int) -> dict[str, Any]:
     trajectories = read_jsonl(dump / "trajectories.jsonl")
+    errors = [r.get("error") or {} for r in trajectories if r.get("status") == "error"]
     evaluations = {
         p.stem.split("_eval_")[-1]: Counter(r.get("status") for r in read_jsonl(p))
         for p in sorted(dump.glob("trajectories_eval_*.jsonl"))
@@ -216,9 +239,8 @@ def summarise(double: DoubleServer, dump: Path, wall_s: float, rc: int) -> dict[
         "wall_s": round(wall_s, 1),
         "episodes": len(trajectories),
         "episodes_by_status": dict(Counter(r.get("status") for r in trajectories)),
-        "framework_errors": dict(
-            Counter(error_kind(r.get("error")) for r in trajectories if r.get("status") == "error").most_common()
-        ),
+        "framework_errors": dict(Counter(error_kind(e) for e in errors if e.get("type") != REFUSED).most_common()),
+        "model_refused": dict(Counter(error_kind(e) for e in errors if e.get("type") == REFUSED).most_common()),
         "evaluations_by_status": {k: dict(v) for k, v in evaluations.items()},
         "model_calls": {
             "requests": len(log),
@@ -227,13 +249,18 @@ def summarise(double: DoubleServer, dump: Path, wall_s: float, rc: int) -> dict[
             "by_role": dict(Counter(role_of(e) for e in log)),
             "by_reply_kind": dict(Counter(e.kind for e in answered)),
             "refusals": sum(e.kind == "refusal" for e in answered),
-            "structured_usable": f"{sum(accepted(e) for e in answered if e.kind == 'structured')}"
-            f" of {sum(e.kind == 'structured' for e in answered)}",
+            "structured_usable": f"{sum(accepted(e) for e in answered if e.kind in STRUCTURED_KINDS)}"
+            f" of {sum(e.kind in STRUCTURED_KINDS for e in answered)}",
             "early_retries": double.counters["early_retry"],
         },
         "structured_repair_calls": sum(e.repair == "structured" for e in log),
         "structured_repairs_by_role": dict(Counter(role_of(e) for e in log if e.repair == "structured")),
         "react_repair_calls": sum(e.repair == "react" for e in log),
+        # A repair that asks again after a refusal is the model's doing (the double's refusal_rate), not the
+        # framework's: the share that counts against the framework leaves those out.
+        "repairs_after_refusal": sum(bool(e.repair) and e.after_refusal for e in log),
+        "framework_repair_calls": sum(bool(e.repair) and not e.after_refusal for e in log),
+        "framework_repair_share": round(sum(bool(e.repair) and not e.after_refusal for e in log) / max(1, len(log)), 4),
         # The bare "Observation:" stop sequence also fires inside the agent's own text (an Action Input quoting
         # notes with an "Observation:" line): the reply is cut short there.
         "react_cut_at_stop": dict(
@@ -262,6 +289,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     print("episodes failed for framework reasons (status error), by error:")
     for kind, count in summary["framework_errors"].items():
         print(f"  {count:4d}  {kind}")
+    print(f"episodes that failed because the model kept refusing (the model's reason): {summary['model_refused']}")
     print(f"evaluations by status: {summary['evaluations_by_status']}")
     calls = summary["model_calls"]
     print(f"model calls: {calls['requests']} requests, {calls['answered_200']} answered")
@@ -271,12 +299,14 @@ def print_summary(summary: dict[str, Any]) -> None:
     print(f"  retries that came before the Retry-After they were given: {calls['early_retries']}")
     print(
         f"structured-repair calls: {summary['structured_repair_calls']} {summary['structured_repairs_by_role']}; "
-        f"ReAct repair calls: {summary['react_repair_calls']}"
+        f"ReAct repair calls: {summary['react_repair_calls']}; of these after a refusal: "
+        f"{summary['repairs_after_refusal']}; the rest (framework): {summary['framework_repair_calls']}, "
+        f"{summary['framework_repair_share']:.2%} of all calls"
     )
     print(
         f"ReAct replies cut at a stop sequence (actions / final answers): {summary['react_cut_at_stop']}, "
         f"{summary['react_cut_at_stop_unusable']} left unusable; "
-        f"replies cut at max_tokens: {summary['cut_at_max_tokens']}"
+        f"replies cut at max_tokens (each asked again with more room): {summary['cut_at_max_tokens']}"
     )
     print("what the structured replies broke (every violation, not only the one a repair names):")
     for kind, count in list(summary["schema_violations"].items())[:12]:
@@ -297,7 +327,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trunc-num", type=int, default=None, help="run at most this many cases")
     parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--max-tokens", type=int, default=None, help="passed on to toolemu (its default: 512)")
+    parser.add_argument("--max-tokens", type=int, default=None, help="passed on to toolemu (default: the backend's)")
     parser.add_argument("--api", choices=sorted(APIS), default="openai", help="which double every role talks to")
     parser.add_argument("--agent-format", default=None, help="passed on to toolemu: react, tools or auto")
     parser.add_argument("--knob", action="append", default=[], help="a DoubleConfig field: name=value")

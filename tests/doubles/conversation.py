@@ -49,6 +49,10 @@ class Conversation:
         return next((text for role, text in reversed(self.turns) if role == "user"), "")
 
     @property
+    def last_assistant(self) -> str:
+        return next((text for role, text in reversed(self.turns) if role == "assistant"), "")
+
+    @property
     def repair(self) -> str:
         last = self.last_user.lstrip()
         if last.startswith(STRUCTURED_REPAIR):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from doubles.behaviour import Reply, respond
+from doubles.behaviour import REFUSALS, Reply, respond
 from doubles.config import DoubleConfig
 from doubles.conversation import Conversation
 
@@ -37,6 +37,7 @@ class Exchange:
     retry_after_s: float | None = None
     received_at: float = 0.0
     long_ids: list[str] = field(default_factory=list)
+    after_refusal: bool = False  # a repair that asks again after one of this double's refusals (the model's doing)
 
 
 class DoubleServer:
@@ -164,8 +165,9 @@ class DoubleServer:
             return self._record(path, request, 500, {}, body, "internal_error", received, attempt, early)
         with self._lock:
             self.long_strings.update(reply.long_strings)
+        after_refusal = bool(conv.repair) and conv.last_assistant.strip() in REFUSALS
         return self._record(
-            path, request, 200, {}, body, reply.kind, received, attempt, early, None, conv.repair, reply
+            path, request, 200, {}, body, reply.kind, received, attempt, early, None, conv.repair, reply, after_refusal
         )
 
     def _fault(self, key: str, attempt: int) -> tuple[int, dict[str, str], dict[str, Any], str] | None:
@@ -202,6 +204,7 @@ class DoubleServer:
         retry_after: float | None = None,
         repair: str = "",
         reply: Reply | None = None,
+        after_refusal: bool = False,
     ) -> tuple[int, dict[str, str], dict[str, Any]]:
         with self._lock:
             self.log.append(
@@ -220,6 +223,7 @@ class DoubleServer:
                     retry_after,
                     received,
                     [i for i, _ in reply.long_strings] if reply else [],
+                    after_refusal,
                 )
             )
             self.counters.update(["requests", f"status:{status}", f"kind:{kind}"])
