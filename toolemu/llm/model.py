@@ -66,12 +66,20 @@ _explained_lock = threading.Lock()
 
 
 def _explain_once(role: str, why: str) -> None:
-    """Say once per process why a role's schema goes without strict mode (it is still validated on the reply)."""
+    """Say once per process and kind of reason why a role's schemas go without strict mode (every reply is still
+    validated against the full schema)."""
+    what, _, where = why.rpartition(", at ")
     with _explained_lock:
-        if (role, why) in _explained:
+        if (role, what) in _explained:
             return
-        _explained.add((role, why))
-    log.info("%s: reply schema sent without strict mode (still checked on every reply): %s", role, why)
+        _explained.add((role, what))
+    log.info(
+        "%s: reply schemas with %s go without strict mode (first at %s); every reply is still checked against the "
+        "full schema",
+        role,
+        what,
+        where,
+    )
 
 
 def structured_request(options: ModelOptions, schema: dict[str, Any], role: str) -> StructuredRequest:

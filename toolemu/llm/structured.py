@@ -152,31 +152,31 @@ _NOT_FOR_STRICT = {"minLength", "maxLength", "minItems", "maxItems", "pattern", 
 
 
 def strict_problem(schema: dict[str, Any]) -> str | None:
-    """Why `schema` has no strict form (None: it has one)."""
+    """Why `schema` has no strict form, as "<what>, at <where>" (None: it has one)."""
     if schema.get("type") != "object" or "anyOf" in schema:
-        return "the root is not a plain object"
+        return "a root that is not a plain object, at (root)"
     return _strict_problem(schema, "")
 
 
 def _strict_problem(schema: Any, path: str) -> str | None:
     if not isinstance(schema, dict):
-        return f"{path or '(root)'} is not a schema object"
+        return f"a value that is not a schema object, at {path or '(root)'}"
     if "oneOf" in schema or "allOf" in schema or "$ref" in schema:
-        return f"{path or '(root)'} uses oneOf/allOf/$ref"
+        return f"oneOf/allOf/$ref, at {path or '(root)'}"
     subs: list[tuple[Any, str]] = [(b, f"{path}/anyOf/{i}") for i, b in enumerate(schema.get("anyOf", []))]
     kind = schema.get("type")
     if kind == "object":
         props = schema.get("properties")
         if not isinstance(props, dict) or schema.get("additionalProperties", True) is not False:
-            return f"{path or '(root)'} is an object with open keys (strict mode admits only listed keys)"
+            return f"an object with open keys (strict mode admits only listed keys), at {path or '(root)'}"
         subs += [(p, f"{path}/{k}") for k, p in props.items()]  # (an empty closed object is {} only: fine)
     elif kind == "array":
         items = schema.get("items")
         if not isinstance(items, dict) or not items:
-            return f"{path or '(root)'} is an array with no item schema"
+            return f"an array with no item schema, at {path or '(root)'}"
         subs.append((items, f"{path}/items"))
     elif kind is None and not subs and "enum" not in schema and "const" not in schema:
-        return f"{path or '(root)'} has no type"
+        return f"a value with no type, at {path or '(root)'}"
     return next((problem for sub, where in subs if (problem := _strict_problem(sub, where))), None)
 
 
