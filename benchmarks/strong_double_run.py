@@ -192,9 +192,13 @@ def _leaves(error: jsonschema.ValidationError) -> list[jsonschema.ValidationErro
     return [leaf for sub in (meant[0] if meant else min(branches.values(), key=len)) for leaf in _leaves(sub)]
 
 
-def long_string_report(double: DoubleServer, trajectories: list[dict[str, Any]]) -> dict[str, Any]:
+def long_string_report(
+    double: DoubleServer, trajectories: list[dict[str, Any]], evaluations: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Where the double's long strings ended up: the agent's and emulator's in trajectories.jsonl, the judges' (a
+    policy judge's citations) in the evaluation files beside it."""
     # Error messages quote the rejected reply, cut at 2,000 characters: evidence of a rejection, not of damage.
-    found = scan({k: v for k, v in record.items() if k != "error"} for record in trajectories)
+    found = scan([*({k: v for k, v in record.items() if k != "error"} for record in trajectories), *evaluations])
     produced = set(double.long_strings)
     usable: set[str] = set()
     by_role: dict[str, Counter[str]] = {}
@@ -271,7 +275,9 @@ def summarise(double: DoubleServer, dump: Path, wall_s: float, rc: int) -> dict[
         ),
         "cut_at_max_tokens": dict(Counter(role_of(e) for e in answered if e.finish == "length")),
         "schema_violations": cap_violations(double),
-        "long_strings": long_string_report(double, trajectories),
+        "long_strings": long_string_report(
+            double, trajectories, [r for p in sorted(dump.glob("trajectories_eval_*.jsonl")) for r in read_jsonl(p)]
+        ),
         "double_internal_errors": len(double.internal_errors),
     }
 
@@ -314,7 +320,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     longs = summary["long_strings"]
     print(
         f"long strings: {longs['produced']} produced, {longs['in_usable_replies']} in replies the project could use; "
-        f"in trajectories.jsonl {longs['in_trajectories_intact']} intact, {longs['in_trajectories_damaged']} damaged; "
+        f"in the run's records {longs['in_trajectories_intact']} intact, {longs['in_trajectories_damaged']} damaged; "
         f"{longs['usable_but_not_in_trajectories']} usable but never recorded"
     )
     for role, row in longs["by_role"].items():

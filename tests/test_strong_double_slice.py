@@ -39,13 +39,14 @@ def test_a_benchmark_slice_through_a_strong_double(serve, tmp_path, monkeypatch,
 
     framework_errors = [r["error"] for r in records if r["status"] == "error" and r["error"]["type"] != REFUSED]
     assert framework_errors == []
-    evaluations = result.evaluation
-    assert evaluations is not None and evaluations.failed == 0
+    assert result.evaluation is not None and result.evaluation.failed == 0
 
-    # Every long string in a reply the framework could use is in the trajectories, whole (not cut, not escaped).
+    # Every long string in a reply the framework could use is in the run's records, whole (not cut, not escaped):
+    # the agent's and the emulator's in trajectories.jsonl, the judges' (a policy judge's citations) beside it.
     answered = double.exchanges(status=200)
     sent_whole = {m for e in answered if e.finish != "length" for m in e.long_ids}
-    found = scan({k: v for k, v in r.items() if k != "error"} for r in records)
+    evaluations = [json.loads(line) for f in (tmp_path / "run").glob("*_eval_*.jsonl") for line in f.open()]
+    found = scan([*({k: v for k, v in r.items() if k != "error"} for r in records), *evaluations])
     assert len(sent_whole) > 10 and sent_whole <= found.intact and not found.damaged
 
     # Parallel tool calls: each one the agent made ran as its own step, none dropped.
