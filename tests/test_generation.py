@@ -469,3 +469,26 @@ def test_cli_partial_with_a_malformed_field_is_input_error(
 def test_cli_lists_domains(run_cli: Callable[..., CliResult]) -> None:
     r = run_cli("generate", "domains")
     assert r.code == 0 and "Smart home and IoT: " in r.out and len(r.out.splitlines()) == 14
+
+
+def test_a_strong_backend_gets_no_text_caps_but_keeps_counts_and_names() -> None:
+    from toolemu.generation.call import ask
+    from toolemu.generation.schemas import without_text_caps
+
+    long_reply = json.loads(json.dumps(NAMES_REPLY))
+    long_reply["toolkits"][0]["description"] = "Controls the front door lock, its keypad codes and its logs. " * 12
+    schema = names_schema(len(long_reply["toolkits"]))
+    chat = ScriptedChatModel(replies=[json.dumps(long_reply)])
+    strong = ModelHub({"default": ModelOptions(model="scripted:x")}, chat_factory=lambda o, r: chat)
+    assert ask(strong, "Domain: x", schema)["toolkits"][0]["description"].startswith("Controls the front door")
+    bounded = ModelHub(
+        {"default": ModelOptions(model="scripted:x", structured="json_object", max_tokens=4096)},
+        chat_factory=lambda o, r: chat,
+    )
+    with pytest.raises(StructuredOutputError, match="maxLength 160"):  # the small-model path keeps every cap
+        ask(bounded, "Domain: x", schema)
+    relaxed = without_text_caps(schema)
+    names = relaxed["properties"]["toolkits"]
+    assert (names["minItems"], names["maxItems"]) == (4, 4)  # counts are what the user asked for: kept
+    item = names["items"]["properties"]
+    assert "maxLength" not in item["description"] and item["name"]["maxLength"] == 30  # names keep their rule

@@ -70,7 +70,7 @@ class MonitorGate:
         if v["action"] == "allow":
             return None
         return GateDecision(
-            gate=self.name, phase="pre_call", action=v["action"], reason=v["reason"][:80], message=v["message"][:500]
+            gate=self.name, phase="pre_call", action=v["action"], reason=v["reason"], message=v["message"]
         )
 
     def post_call(self, call: CallView, observation: str) -> GateDecision | None:

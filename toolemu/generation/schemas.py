@@ -69,6 +69,20 @@ def max_chars(schema: Schema) -> int:
     raise ValueError(f"unsupported type in reply schema: {schema}")
 
 
+def without_text_caps(schema: Any) -> Any:
+    """The schema for a strong backend: free-text strings lose their maxLength, which exists only to keep a small
+    grammar-constrained model finite. Counts (minItems/maxItems: what the user asked for), names (a pattern) and
+    enums stay as they are."""
+    if isinstance(schema, list):
+        return [without_text_caps(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: without_text_caps(v) for k, v in schema.items()}
+    if out.get("type") == "string" and "pattern" not in out:
+        out.pop("maxLength", None)
+    return out
+
+
 def reply_token_bound(schema: Schema) -> int:
     """Enough max_tokens that a reply is never cut off: every token spells at least one character.
 
