@@ -97,7 +97,7 @@ def lint(
 
 
 @app.command()
-@o.with_model_options(max_tokens=256)
+@o.with_options(o.model_group(per_backend=True))
 def chat(
     prompt: Annotated[str, typer.Argument(help="The user message.")],
     role: Annotated[str, typer.Option(help="Which role's model answers.")] = "agent",

@@ -27,7 +27,7 @@ def _folder_name(case: str, side: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{case}_as_{side}").strip("-.") or "case"
 
 
-@o.with_model_options(max_tokens=512)
+@o.with_options(o.model_group(per_backend=True))
 def play_command(
     case: Annotated[str, typer.Argument(help="The case to play, by name (toolemu docs lists them).")],
     side: Annotated[str, typer.Option("--as", help="Which side you play: agent or user.", rich_help_panel=_P)],
