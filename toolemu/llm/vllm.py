@@ -18,6 +18,7 @@ from pathlib import Path
 
 from toolemu.llm.options import ModelOptions
 from toolemu.llm.providers import ModelConfigError
+from toolemu.llm.secrets import register_secret_value
 from toolemu.llm.vllm_server import ServerStartError, shared_server
 
 BIN_ENV = "TOOLEMU_VLLM_BIN"  # the executable to run (default: `vllm`)
@@ -106,6 +107,7 @@ def endpoint(options: ModelOptions) -> tuple[str, str, str | None]:
     # A random key keeps other local users off the server, unless the user passes their own --api-key.
     own_key = any(a == "--api-key" or a.startswith("--api-key=") for a in command)
     key = None if own_key else secrets.token_urlsafe(24)
+    register_secret_value(key)
     label = split_model(options.model_name)[0]
     try:
         server = shared_server(command, label, key, options.vllm.log_dir, options.vllm.startup_timeout)
