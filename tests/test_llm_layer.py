@@ -11,6 +11,7 @@ from fake_openai import FakeOpenAIServer, chat_body
 from toolemu.llm import (
     Budget,
     BudgetExceeded,
+    ModelAccessDenied,
     ModelHub,
     ModelOptions,
     ResponseCache,
@@ -254,7 +255,10 @@ def test_auth_error_and_bad_request_are_not_retried(fast_retries, monkeypatch) -
             with pytest.raises(Exception) as info:
                 ModelHub({"default": options}).model("agent").complete(MSGS)
         assert len(server.requests) == 1, status
-        assert getattr(info.value, "status_code", None) == status
+        # A refused key stops the whole command (ModelAccessDenied, caused by the SDK's error); a bad request not.
+        assert isinstance(info.value, ModelAccessDenied) == (status == 401)
+        cause = info.value.__cause__ if status == 401 else info.value
+        assert getattr(cause, "status_code", None) == status
 
 
 def test_attempts_are_bounded(fast_retries, monkeypatch) -> None:

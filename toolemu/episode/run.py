@@ -12,7 +12,7 @@ from toolemu.emulator import Emulator
 from toolemu.episode.elements import CallElement, call_elements
 from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, PendingCall
 from toolemu.gates.base import Gate
-from toolemu.llm import ModelHub
+from toolemu.llm import ModelHub, StopRun
 from toolemu.llm.usage import Usage
 from toolemu.log import (
     MAX_ITERATIONS_OUTPUT,
@@ -158,7 +158,8 @@ def run_episode(
     gates: list[Gate] | None = None,
     agent_factory: AgentFactory | None = None,
 ) -> Trajectory:
-    """Never raises for a model or parse failure: those end the episode with status 'error' and a reason."""
+    """Never raises for a model or parse failure: those end the episode with status 'error' and a reason.
+    Raises Interrupted (Ctrl-C) and StopRun (budget, refused key): the pair is then not run at all."""
     state = episode_state(bench, case, case_idx, trial, config)
     started = now()
     policies = bench.policies_for(case)
@@ -167,7 +168,7 @@ def run_episode(
     output, status, error = "", "error", None
     try:
         status, output = run_pipeline(agent, elements, state, config)
-    except Interrupted:
+    except (Interrupted, StopRun):  # the run is stopping: this pair is not run, not failed
         raise
     except Exception as exc:  # noqa: BLE001 - any failure is recorded with its reason, and the run goes on
         status, error = "error", EpisodeError(type=type(exc).__name__, message=str(exc)[:2000])

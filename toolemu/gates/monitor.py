@@ -14,7 +14,7 @@ from typing import Any
 from toolemu.errors import InputError
 from toolemu.gates.base import CallView
 from toolemu.gates.registry import register_gate_kind
-from toolemu.llm import BudgetExceeded, ModelHub, system, user
+from toolemu.llm import ModelHub, StopRun, system, user
 from toolemu.log import GateDecision
 from toolemu.prompts.tools import describe_toolkits
 
@@ -60,7 +60,7 @@ class MonitorGate:
         )
         try:
             reply = self.hub.model(MONITOR_ROLE).complete([system(INSTRUCTIONS), user(body)], schema=REPLY_SCHEMA)
-        except BudgetExceeded:
+        except StopRun:  # a budget or a refused key ends the run, not just this check
             raise
         except Exception as exc:  # recorded as a warning: a broken monitor must show in the audit
             return GateDecision(

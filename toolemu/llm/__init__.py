@@ -8,8 +8,9 @@ from toolemu.llm.options import ROLES, ModelOptions, default_model_string
 from toolemu.llm.providers import ModelConfigError, build_chat_model
 from toolemu.llm.scripted import ScriptedChatModel
 from toolemu.llm.settings import LLMSettings, build_hub
+from toolemu.llm.stops import BudgetExceeded, ModelAccessDenied, StopRun
 from toolemu.llm.structured import StructuredOutputError
-from toolemu.llm.usage import Budget, BudgetExceeded, Usage, UsageTracker
+from toolemu.llm.usage import Budget, Usage, UsageTracker
 
 __all__ = [
     "ROLES",
@@ -19,12 +20,14 @@ __all__ = [
     "LLMSettings",
     "LocalModelError",
     "Message",
+    "ModelAccessDenied",
     "ModelConfigError",
     "ModelHub",
     "ModelOptions",
     "ResponseCache",
     "RoleModel",
     "ScriptedChatModel",
+    "StopRun",
     "StructuredOutputError",
     "Usage",
     "UsageTracker",

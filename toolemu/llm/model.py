@@ -18,7 +18,9 @@ from toolemu.llm.options import REPLY_GROWTH, ModelOptions
 from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
 from toolemu.llm.repair import context_tokens, repair_turns
-from toolemu.llm.retry import call_with_retries, is_transient
+from toolemu.llm.retry import call_with_retries, is_access_denied, is_transient
+from toolemu.llm.secrets import register_secret_env
+from toolemu.llm.stops import ModelAccessDenied, StopRun
 from toolemu.llm.structured import (
     ModelRefusal,
     ReplyCutOff,
@@ -215,8 +217,10 @@ class RoleModel:
         try:
             kwargs = _with_reply_limit(self.options, extra, max_tokens)
             reply = call_with_retries(lambda: chat.invoke(lc_messages, stop=stop, **kwargs), self.options.max_attempts)
-        except BaseException:
+        except BaseException as exc:
             self.tracker.release()
+            if isinstance(exc, Exception) and is_access_denied(exc):
+                raise ModelAccessDenied(self._refused(exc)) from exc
             raise
         elapsed = time.perf_counter() - t0
         meta = getattr(reply, "usage_metadata", None) or {}
@@ -273,7 +277,7 @@ class RoleModel:
             try:
                 reply, usage, cached, key = self._call(messages, stop, extra, salt, tools, tool_choice, limit)
             except Exception as exc:
-                if limit == first or is_transient(exc):
+                if limit == first or is_transient(exc) or isinstance(exc, StopRun):  # a stop is never a cut-off
                     raise
                 raise ReplyCutOff(
                     f"{self.role}: the reply was cut off at {limit // 2} tokens, and asking for {limit} failed: {exc}"
@@ -303,6 +307,15 @@ class RoleModel:
                 limit * 2,
             )
             limit *= 2
+
+    def _refused(self, exc: Exception) -> str:
+        status = getattr(exc, "status_code", None)
+        where = f"HTTP {status}, " if status else ""
+        key = f"; check the key in {self.options.key_env}" if self.options.key_env else ""
+        return (
+            f"{self.options.model} ({self.role}) refused the request ({where}{type(exc).__name__}: "
+            f"{str(exc)[:300]}){key}"
+        )
 
     def complete(
         self,
@@ -426,6 +439,8 @@ class ModelHub:
         chat_factory: ChatFactory = build_chat_model,
     ):
         self.roles = roles
+        for options in roles.values():  # every configured key is scrubbed from all we write, whatever its name
+            register_secret_env(options.key_env)
         self.cache = cache or ResponseCache(mode="off")
         self.tracker = tracker or UsageTracker()
         self._factory = chat_factory

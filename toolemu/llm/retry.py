@@ -1,10 +1,21 @@
-"""Retry policy for model calls: transient failures back off and try again; the rest fail at once."""
+"""Retry policy for model calls: transient failures back off and try again; the rest fail at once.
+
+Transient: rate limits, 5xx, timeouts, dropped connections, and a 200 whose body cannot be read (cut off, not
+JSON, or JSON without the API's fields: a proxy or gateway fault, not the model's answer). A server's
+Retry-After (seconds, HTTP date, or OpenAI's retry-after-ms) is waited out, up to a cap. A refused key (401/403)
+is neither: it stops the whole command (`ModelAccessDenied`, raised by the model layer).
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+import math
+import traceback
 from collections.abc import Callable
-from typing import TypeVar
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
@@ -20,8 +31,13 @@ _TRANSIENT_NAMES = (
     "Overloaded",
 )
 _PERMANENT_NAMES = ("Authentication", "PermissionDenied", "BadRequest", "NotFound", "UnprocessableEntity")
+_ACCESS_NAMES = ("Authentication", "PermissionDenied")
+# Where a reply is parsed: an error raised in these packages' code while reading a 200 means the body was bad.
+_REPLY_PARSERS = ("openai", "anthropic", "langchain_openai", "langchain_anthropic", "httpx")
+_PARSE_ERRORS = (TypeError, KeyError, IndexError, AttributeError, ValueError)
 BASE_WAIT_S = 1.0  # first backoff; tests shorten it
-MAX_WAIT_S = 60.0
+MAX_WAIT_S = 60.0  # longest backoff between two attempts
+RETRY_AFTER_CAP_S = 60.0  # a server's Retry-After is honoured up to this; tests shorten it
 
 
 def _status_code(exc: BaseException) -> int | None:
@@ -31,9 +47,33 @@ def _status_code(exc: BaseException) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def _names(exc: BaseException) -> list[str]:
+    return [cls.__name__ for cls in type(exc).__mro__]
+
+
+def is_access_denied(exc: BaseException) -> bool:
+    """The provider refused the key or what it may do (401, 403): retrying, or asking again, cannot help."""
+    if _status_code(exc) in (401, 403):
+        return True
+    return any(p in n for n in _names(exc) for p in _ACCESS_NAMES)
+
+
+def is_malformed_reply(exc: BaseException) -> bool:
+    """A reply that arrived but could not be read: a truncated or non-JSON body, or JSON without the API's
+    fields. The SDKs raise plain Python errors for these (JSONDecodeError; TypeError or IndexError from the
+    provider's parser), so the error's type and the package it was raised in decide."""
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+        return True
+    if not isinstance(exc, _PARSE_ERRORS) or exc.__traceback__ is None:
+        return False
+    innermost = traceback.extract_tb(exc.__traceback__)[-1].filename.replace("\\", "/")
+    return any(f"/{pkg}/" in innermost for pkg in _REPLY_PARSERS)
+
+
 def is_transient(exc: BaseException) -> bool:
-    """Rate limits, 5xx, timeouts and dropped connections are worth another try; auth and bad requests not."""
-    names = [cls.__name__ for cls in type(exc).__mro__]
+    """Rate limits, 5xx, timeouts, dropped connections and unreadable replies are worth another try; auth and
+    bad requests not."""
+    names = _names(exc)
     if any(p in n for n in names for p in _PERMANENT_NAMES):
         return False
     status = _status_code(exc)
@@ -41,14 +81,56 @@ def is_transient(exc: BaseException) -> bool:
         return status in (408, 409, 429) or status >= 500
     if isinstance(exc, TimeoutError | ConnectionError):
         return True
+    if is_malformed_reply(exc):
+        return True
     return any(t in n for n in names for t in _TRANSIENT_NAMES)
+
+
+def _seconds(value: str, now: datetime | None = None) -> float | None:
+    """A Retry-After value: delta-seconds, or an HTTP date (RFC 9110); None when it is neither."""
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def retry_after_s(exc: BaseException | None, now: datetime | None = None) -> float | None:
+    """How long the server asked us to wait, from the error's response headers (retry-after-ms first)."""
+    headers: Any = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        seconds = _seconds(ms)
+        if seconds is not None:
+            return seconds / 1000
+    value = headers.get("retry-after")
+    return _seconds(value, now) if isinstance(value, str) else None
+
+
+def _wait(state: RetryCallState) -> float:
+    """Exponential backoff with jitter, but never shorter than the server's Retry-After (up to its cap)."""
+    backoff = wait_random_exponential(multiplier=BASE_WAIT_S, max=MAX_WAIT_S)(state)
+    exc = state.outcome.exception() if state.outcome else None
+    asked = retry_after_s(exc)
+    return backoff if asked is None else max(backoff, min(asked, RETRY_AFTER_CAP_S))
 
 
 def _log_retry(state: RetryCallState) -> None:
     exc = state.outcome.exception() if state.outcome else None
     wait = state.next_action.sleep if state.next_action else 0.0
+    kind = "unreadable reply, " if exc is not None and is_malformed_reply(exc) else ""
     log.warning(
-        "model call failed (%s: %s); retry %d in %.1fs",
+        "model call failed (%s%s: %s); retry %d in %.1fs",
+        kind,
         type(exc).__name__,
         str(exc)[:200],
         state.attempt_number,
@@ -57,11 +139,12 @@ def _log_retry(state: RetryCallState) -> None:
 
 
 def call_with_retries(fn: Callable[[], T], max_attempts: int) -> T:
-    """Call `fn`; after a transient error wait (exponential, jittered) and retry, `max_attempts` in all."""
+    """Call `fn`; after a transient error wait (exponential, jittered, at least Retry-After) and retry,
+    `max_attempts` in all."""
     retrying = Retrying(
         retry=retry_if_exception(is_transient),
         stop=stop_after_attempt(max_attempts),
-        wait=wait_random_exponential(multiplier=BASE_WAIT_S, max=MAX_WAIT_S),
+        wait=_wait,
         before_sleep=_log_retry,
         reraise=True,
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from dataclasses import asdict, dataclass, field
 
+from toolemu.llm.stops import BudgetExceeded
+
 # USD per million tokens (input, output), from the providers' public price pages.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
@@ -102,10 +104,6 @@ def call_usage(provider: str, model: str, prompt_tokens: int, completion_tokens:
     return Usage(1, 0, prompt_tokens, completion_tokens, cost, int(price is None))
 
 
-class BudgetExceeded(RuntimeError):
-    """Raised before a model call that the run's budget no longer allows."""
-
-
 @dataclass(frozen=True)
 class Budget:
     max_total_tokens: int | None = None
@@ -176,3 +174,60 @@ class UsageTracker:
             "total": self.total().to_dict(),
             "by_role": {r: u.to_dict() for r, u in sorted(self.by_role.items())},
         }
+
+
+@dataclass
+class BudgetUse:
+    """What one command spent against its limits: run.json's `budget`, and the BUDGET line of console and report."""
+
+    command: str = ""
+    calls: int = 0
+    max_calls: int | None = None
+    total_tokens: int = 0
+    max_total_tokens: int | None = None
+    cost_usd: float = 0.0
+    max_cost: float | None = None
+    unpriced_calls: int = 0
+    cache_hits: int = 0
+    stopped: str | None = None  # the limit that stopped the command, as its message says it
+
+    @classmethod
+    def of(cls, tracker: UsageTracker, command: str = "", stopped: str | None = None) -> BudgetUse:
+        spent, budget = tracker.total(), tracker.budget
+        return cls(
+            command=command,
+            calls=spent.calls,
+            max_calls=budget.max_calls,
+            total_tokens=spent.total_tokens,
+            max_total_tokens=budget.max_total_tokens,
+            cost_usd=round(spent.cost_usd, 6),
+            max_cost=budget.max_cost,
+            unpriced_calls=spent.unpriced_calls,
+            cache_hits=spent.cache_hits,
+            stopped=stopped or None,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> BudgetUse:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def line(self) -> str:
+        """BUDGET: calls 5/5 (100%), tokens 1234/-, cost $0.0000/$0.0100 — stopped: --max-calls 5 reached"""
+
+        def part(name: str, used: float, limit: float | None, fmt: str) -> str:
+            text = f"{name} {fmt.format(used)}/{fmt.format(limit) if limit is not None else '-'}"
+            return text + (f" ({100 * used / limit:.0f}%)" if limit else "")
+
+        parts = [
+            part("calls", self.calls, self.max_calls, "{:d}"),
+            part("tokens", self.total_tokens, self.max_total_tokens, "{:d}"),
+            part("cost", self.cost_usd, self.max_cost, "${:.4f}"),
+        ]
+        if self.unpriced_calls:
+            parts.append(f"{self.unpriced_calls} calls unpriced")
+        end = f"stopped: {self.stopped}" if self.stopped else "not stopped"
+        return f"BUDGET: {', '.join(parts)} — {end}"

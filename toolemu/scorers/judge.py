@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from toolemu.llm import BudgetExceeded, ModelOptions, RoleModel, system, user
+from toolemu.llm import ModelOptions, RoleModel, StopRun, system, user
 from toolemu.llm.usage import Usage
 from toolemu.log import CaseView, EpisodeError, Evaluation, Sample, Step, Trajectory, now
 from toolemu.prompts import evaluator as prompts
@@ -179,7 +179,7 @@ class LLMJudge:
 
     def score(self, trajectory: Trajectory, eval_id: int, ctx: ScoringContext) -> Evaluation:
         """Draw `ctx.samples` verdicts and aggregate them (mean score, majority label). Model and parse failures
-        become an error record; only a budget stop propagates (the judgement is then not made at all)."""
+        become an error record; only a stop (budget, refused key) propagates: the judgement is then not made."""
         if ctx.hub is None:
             raise ValueError(f"scorer {self.info.name!r} needs a model hub")
         model = ctx.hub.model(ctx.evaluator_role)
@@ -198,7 +198,7 @@ class LLMJudge:
         for i in range(ctx.samples):
             try:
                 reply = model.complete(messages, schema=schema, cache_salt=f"sample-{i}" if i else "")
-            except BudgetExceeded:
+            except StopRun:  # a budget or a refused key: the judgement is not made at all
                 raise
             except Exception as exc:  # a parse failure after repairs, or a model error after retries: recorded
                 failures.append(EpisodeError(type=type(exc).__name__, message=str(exc)[:2000]))
