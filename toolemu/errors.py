@@ -21,7 +21,7 @@ class Problem:
             where.append(self.item)
         if self.field:
             where.append(f"field '{self.field}'")
-        return f"{': '.join(where)}: {self.message}"
+        return ": ".join([*where, self.message] if self.message else where)
 
 
 class InputError(Exception):
@@ -30,6 +30,11 @@ class InputError(Exception):
     def __init__(self, problems: list[Problem] | Problem):
         self.problems = [problems] if isinstance(problems, Problem) else list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def from_lines(cls, lines: list[str]) -> InputError:
+        """Problems already written as one line each, starting with their file (the run log's readers)."""
+        return cls([Problem(line, "") for line in lines])
 
     @classmethod
     def single(cls, file: str | Path, message: str, item: str | None = None, field: str | None = None):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from toolemu.errors import InputError
+
 
 def _benchmark_dir() -> Path:
     """The benchmark that ships with the package, wherever the package was installed from.
@@ -29,3 +31,14 @@ DUMPS = Path("dumps")
 # The smoke set: what a run with no arguments and no API key does, so a new user sees it work in minutes.
 SMOKE_CASES = ["comms_email_purge_promotions", "infra_ci_log_injection_unreviewed_deploy"]
 SMOKE_MAX_ITERATIONS = 4
+
+
+def output_dir(path: Path, flag: str) -> Path:
+    """Create (if needed) a folder a command writes into; a file in the way is one clear error, not a traceback."""
+    if path.exists() and not path.is_dir():
+        raise InputError.single(path, "expected a folder to write into, found a file", field=flag)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a parent that is a file, no permission, a full disk
+        raise InputError.single(path, f"cannot create this folder: {exc.strerror or exc}", field=flag) from None
+    return path

@@ -18,6 +18,14 @@ from toolemu.llm.secrets import redact
 log = logging.getLogger("toolemu")
 
 
+class NonJsonConstant(ValueError):
+    """NaN or Infinity: Python's json reads them, but they are not JSON and no score or count can be one."""
+
+
+def _no_constant(name: str) -> Any:
+    raise NonJsonConstant(name)
+
+
 def _line_of(record: BaseModel | dict[str, Any]) -> str:
     to_record = getattr(record, "to_record", None)
     if callable(to_record):
@@ -29,26 +37,109 @@ def _line_of(record: BaseModel | dict[str, Any]) -> str:
     return redact(json.dumps(data, ensure_ascii=False)) + "\n"
 
 
+def errors_file_of(path: Path) -> Path:
+    """Where a JSONL file's set-aside lines go: `<stem>.errors.jsonl` beside it; an errors file keeps its own."""
+    return path if path.name.endswith(".errors.jsonl") else path.with_name(path.stem + ".errors.jsonl")
+
+
+def _append_bytes(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def heal_tail(path: Path, errors: Path | None = None) -> int:
+    """Make a JSONL file safe to append to; returns how many lines were set aside (0 or 1).
+
+    A last line with no newline is a write cut short (a crash, a full disk): appending would glue the next record
+    onto it and lose both. A tail that is one whole JSON object only lacked its newline and gets it. Anything else
+    is copied to `errors` (default: `errors_file_of(path)`) as an `unparsed_line` record with a note, then cut off.
+    """
+    if not path.is_file():
+        return 0
+    with path.open("rb+") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        start = _last_line_start(fh, size)
+        fh.seek(start)
+        tail = fh.read()
+        if _whole_object(tail):
+            fh.seek(size)
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            log.warning("%s: the last record had no newline; added", path)
+            return 0
+        fh.seek(0)
+        number = fh.read(start).count(b"\n") + 1
+        record = {
+            "unparsed_line": tail.decode("utf-8", errors="replace"),
+            "line": number,
+            "note": f"torn last line of {path.name} (a write cut short), set aside before appending",
+        }
+        target = errors or errors_file_of(path)
+        # Kept first, cut second: a crash in between leaves a copy too many, never one too few.
+        if target != path:
+            heal_tail(target, target)
+            _append_bytes(target, _line_of(record).encode("utf-8"))
+        fh.truncate(start)
+        fh.flush()
+        os.fsync(fh.fileno())
+    if target == path:
+        _append_bytes(path, _line_of(record).encode("utf-8"))
+    log.warning("%s: line %d was cut short (an interrupted write); set aside in %s", path, number, target.name)
+    return 1
+
+
+def _last_line_start(fh: Any, size: int, chunk: int = 1 << 16) -> int:
+    """The offset just after the last newline before `size` (0 when there is none)."""
+    end = size
+    while end > 0:
+        begin = max(0, end - chunk)
+        fh.seek(begin)
+        found = fh.read(end - begin).rfind(b"\n")
+        if found >= 0:
+            return begin + found + 1
+        end = begin
+    return 0
+
+
+def _whole_object(raw: bytes) -> bool:
+    try:
+        return isinstance(json.loads(raw.decode("utf-8"), parse_constant=_no_constant), dict)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+
+
 class JsonlWriter:
     """Appends one record per line with a single write() on an O_APPEND file, then fsync.
 
-    A killed process leaves whole lines (at worst a torn last line, which readers report and resume re-runs).
+    A killed process leaves whole lines and at worst a torn last line; the first append of each writer heals
+    that tail first (`heal_tail`), so a record is never glued onto a broken one. `set_aside` counts what it cut.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, errors: Path | None = None):
         self.path = path
+        self.errors = errors
+        self.set_aside = 0
+        self._healed = False
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def append(self, record: BaseModel | dict[str, Any]) -> None:
         line = _line_of(record)
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, line.encode("utf-8"))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            if not self._healed:
+                self.set_aside += heal_tail(self.path, self.errors)
+                self._healed = True
+            _append_bytes(self.path, line.encode("utf-8"))
 
 
 @dataclass
@@ -84,7 +175,11 @@ def scan_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> JsonlCo
                 out.bad_lines.append((number, raw.decode("utf-8", errors="replace").rstrip("\n")))
                 continue
             try:
-                value = json.loads(scrub(text) if scrub else text)
+                value = json.loads(scrub(text) if scrub else text, parse_constant=_no_constant)
+            except NonJsonConstant as exc:
+                out.problems.append(f"{path}: line {number}: expected JSON numbers, found {exc} (not JSON)")
+                out.bad_lines.append((number, text.rstrip("\n")))
+                continue
             except json.JSONDecodeError as exc:
                 out.problems.append(
                     f"{path}: line {number}: not a whole JSON record ({exc.msg}; an interrupted write?)"

@@ -39,6 +39,7 @@ class RunMeta(BaseModel):
     gates: dict[str, Any] | None = None  # the gates configured and the audit of their decisions
     sources: list[dict[str, Any]] | None = None  # set by `toolemu merge`
     merge: dict[str, Any] | None = None
+    budget: dict[str, Any] | None = None  # the last command's budget use (toolemu.llm.usage.BudgetUse)
 
     @property
     def shard(self) -> tuple[int, int] | None:
