@@ -19,11 +19,13 @@ from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.llm import LLMSettings, ModelHub, UsageTracker, build_hub
-from toolemu.log import run_files
-from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS
+from toolemu.llm.usage import BudgetUse
+from toolemu.log import RUN_FILE, TRAJECTORIES, run_files
+from toolemu.log.lock import run_lock
+from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS, output_dir
 from toolemu.reporting import Report, write_report
 from toolemu.reporting.accuracy import read_accuracy
-from toolemu.runner import RunConfig, RunSummary, run_cases
+from toolemu.runner import RunConfig, RunSummary, record_budget, run_cases
 from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, ScoringContext, evaluate_trajectories, get_scorer
 from toolemu.scorers.panel import PanelJudge, with_panel
 from toolemu.specs import Benchmark, load_benchmark
@@ -44,6 +46,7 @@ class RunResult:
     evaluation: EvalSummary | None = None
     report: ReportResult | None = None
     usage: UsageTracker | None = None  # the command's model calls by role: tokens, cost, repairs, cut-offs
+    budget: BudgetUse | None = None  # what the whole command spent, emulation and evaluation together
 
 
 def load_cases(cases: Sequence[Path] | None = None, toolkits: Sequence[Path] | None = None) -> Benchmark:
@@ -101,9 +104,14 @@ def emulate(
     hub = hub or build_hub(settings or LLMSettings(), roles_for(config))
     gates = build_gates(config.gates, hub)
     identity = benchmark_identity(bench, cases, toolkits)
-    summary = run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent), identity)
-    summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
-    summary.usage_by_role = hub.tracker.roles()
+    output_dir(dump_dir, "--dump-dir")
+    with run_lock(dump_dir / TRAJECTORIES):
+        summary = run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent), identity)
+        summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
+        summary.usage_by_role = hub.tracker.roles()
+        stopped = summary.stop_reason if summary.stop_kind == "budget" else None
+        summary.budget = BudgetUse.of(hub.tracker, "emulate", stopped)
+        record_budget(dump_dir / RUN_FILE, summary.budget)
     return summary
 
 
@@ -134,11 +142,17 @@ def evaluate(
     summary = EvalSummary()
     for i, judge in enumerate(panel):
         mine = chosen if i == 0 else [s for s in chosen if s.needs_model]
-        if not mine:
+        if not mine or summary.stop_kind:  # a stop (budget, refused key, Ctrl-C) ends the whole panel
             continue
         _check_role(hub, judge)
         ctx = ScoringContext(hub=hub, toolkits=kits, samples=samples, evaluator_role=judge.role)
         summary.add(evaluate_trajectories(files.trajectories, mine, ctx, batch_size, show_progress, judge.slug))
+    if hub is not None:
+        stopped = summary.stop_reason if summary.stop_kind == "budget" else None
+        summary.budget = BudgetUse.of(hub.tracker, "evaluate", stopped)
+        if files.run_file is not None:
+            with run_lock(files.trajectories):
+                record_budget(files.run_file, summary.budget)
     return summary
 
 
@@ -176,31 +190,39 @@ def run(
     judges: Sequence[str] = (),
 ) -> RunResult:
     """Emulate, then evaluate every trajectory (with a panel when `judges` names several models), then write the
-    report. One hub, so one budget for the command."""
+    report. One hub, so one budget for the command; the run directory stays locked against other writers
+    throughout."""
     config = config or RunConfig()
     settings, panel = with_panel(settings or LLMSettings(), judges)
     hub = build_hub(settings, (*roles_for(config), *(j.role for j in panel)))
-    summary = emulate(
-        dump_dir=dump_dir,
-        config=config,
-        cases=cases,
-        toolkits=toolkits,
-        agent=agent,
-        hub=hub,
-        show_progress=show_progress,
-    )
-    result = RunResult(summary, usage=hub.tracker)
-    if not evaluate_after or summary.stop_reason == "interrupted":
-        return result
-    result.evaluation = evaluate(
-        summary.dump_dir,
-        scorers=scorers,
-        samples=samples,
-        batch_size=config.batch_size,
-        toolkits=toolkits,
-        hub=hub,
-        show_progress=show_progress,
-        judges=judges,
-    )
-    result.report = report([summary.dump_dir])
+    output_dir(dump_dir, "--dump-dir")
+    with run_lock(dump_dir / TRAJECTORIES):
+        summary = emulate(
+            dump_dir=dump_dir,
+            config=config,
+            cases=cases,
+            toolkits=toolkits,
+            agent=agent,
+            hub=hub,
+            show_progress=show_progress,
+        )
+        result = RunResult(summary, usage=hub.tracker)
+        # Ctrl-C or a refused key stops the whole command; after a budget stop, evaluation still records what it
+        # could not judge, and the report shows what was done.
+        if evaluate_after and summary.stop_kind not in ("interrupted", "access"):
+            result.evaluation = evaluate(
+                summary.dump_dir,
+                scorers=scorers,
+                samples=samples,
+                batch_size=config.batch_size,
+                toolkits=toolkits,
+                hub=hub,
+                show_progress=show_progress,
+                judges=judges,
+            )
+        stops = [s for s in (summary, result.evaluation) if s is not None and s.stop_kind == "budget"]
+        result.budget = BudgetUse.of(hub.tracker, "run", stops[0].stop_reason if stops else None)
+        record_budget(dump_dir / RUN_FILE, result.budget)
+        if result.evaluation is not None:
+            result.report = report([summary.dump_dir])
     return result

@@ -17,8 +17,8 @@ from toolemu.episode import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, Epis
 from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
 from toolemu.gates import Gate
-from toolemu.llm import ModelHub
-from toolemu.llm.usage import Usage, role_lines, usage_line
+from toolemu.llm import ModelHub, StopRun
+from toolemu.llm.usage import BudgetUse, Usage, role_lines, usage_line
 from toolemu.log import (
     FINISHED,
     RETRIED_ERRORS,
@@ -33,7 +33,10 @@ from toolemu.log import (
     scan_jsonl,
     write_meta,
 )
+from toolemu.log.jsonl import heal_tail
+from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_trajectory
+from toolemu.paths import output_dir
 from toolemu.progress import progress_bar
 from toolemu.specs import Benchmark, Case
 from toolemu.specs.version import BenchmarkIdentity, differing_cases, identify
@@ -118,11 +121,14 @@ class RunSummary:
     failed: int = 0
     not_run: list[tuple[str, int]] = field(default_factory=list)
     stop_reason: str = ""
+    stop_kind: str = ""  # "", "interrupted", "budget", "access" (a refused key), "stopped"
+    set_aside: int = 0  # unreadable lines (a torn last line included) moved to the errors file; their pairs re-run
     cost_usd: float = 0.0
     shard: tuple[int, int] | None = None
     selected: int = 0  # pairs of the whole selection, all shards together
     usage: Usage | None = None  # model calls, tokens and cost of the command so far
     usage_by_role: dict[str, Usage] = field(default_factory=dict)  # the same by role, with repairs and cut-offs
+    budget: BudgetUse | None = None  # the command's use against its limits (set by toolemu.api.emulate)
 
     def lines(self) -> list[str]:
         out = [
@@ -131,6 +137,11 @@ class RunSummary:
         ]
         if self.shard is not None:
             out.append(f"shard: {self.shard[0]}/{self.shard[1]} ({self.total} of {self.selected} selected pairs)")
+        if self.set_aside:
+            out.append(
+                f"set aside: {self.set_aside} unreadable lines of {TRAJECTORIES} (kept in {RETRIED_ERRORS}); "
+                "their pairs ran again"
+            )
         if self.not_run:
             names = ", ".join(f"{c}#{t}" for c, t in self.not_run[:10])
             more = f" and {len(self.not_run) - 10} more" if len(self.not_run) > 10 else ""
@@ -143,13 +154,15 @@ class RunSummary:
 
 def prepare_dump_dir(
     dump_dir: Path, config: RunConfig, plan: dict[str, Any] | None = None
-) -> tuple[str, set[tuple[str, int]]]:
-    """Create or resume a run directory. Returns the run id and the (case, trial) pairs already finished.
+) -> tuple[str, set[tuple[str, int]], int]:
+    """Create or resume a run directory. Returns the run id, the (case, trial) pairs already finished, and how
+    many unreadable lines were set aside.
 
     `plan` (what this run selected: expected_pairs and the like) is recorded in run.json, replacing the last one.
-    Failed records are moved to RETRIED_ERRORS, so every pair appears at most once in TRAJECTORIES.
+    Failed records and unreadable lines (a torn last line too) are moved to RETRIED_ERRORS, so every pair appears
+    at most once in TRAJECTORIES and the next append starts on a line of its own.
     """
-    dump_dir.mkdir(parents=True, exist_ok=True)
+    output_dir(dump_dir, "--dump-dir")
     run_file = dump_dir / RUN_FILE
     meta: RunMeta | None = read_meta(run_file) if run_file.exists() else None
     if meta is not None and meta.config != config.identity():
@@ -168,7 +181,9 @@ def prepare_dump_dir(
             run_file, RunMeta.model_validate({**base, "run_id": run_id, "config": config.identity(), **(plan or {})})
         )
     path = dump_dir / TRAJECTORIES
+    set_aside = heal_tail(path, dump_dir / RETRIED_ERRORS)
     raw = scan_jsonl(path)
+    set_aside += len(raw.bad_lines)
     done: dict[tuple[str, int], dict[str, Any]] = {}
     errors: list[dict[str, Any]] = raw.unparsed_records("not a whole trajectory record; its pair is run again")
     for position, record in enumerate(raw.records):
@@ -176,6 +191,7 @@ def prepare_dump_dir(
             traj = parse_trajectory(record, position)
         except ValidationError:
             errors.append(record)
+            set_aside += 1
             continue
         if traj.status in FINISHED and traj.key not in done:
             done[traj.key] = record
@@ -186,7 +202,7 @@ def prepare_dump_dir(
         for rec in errors:
             err_writer.append(rec)
         rewrite_jsonl(path, list(done.values()))
-    return run_id, set(done)
+    return run_id, set(done), set_aside
 
 
 def _check_same_cases(run_file: Path, before: BenchmarkIdentity, now: BenchmarkIdentity) -> None:
@@ -238,7 +254,23 @@ def run_cases(
     benchmark: BenchmarkIdentity | None = None,
 ) -> RunSummary:
     """Run every selected (case, trial) pair not finished yet; gates are built from `config.gates` specs by the
-    caller and passed in (they may need the hub). `benchmark` (the loaded benchmark's identity) goes to run.json."""
+    caller and passed in (they may need the hub). `benchmark` (the loaded benchmark's identity) goes to run.json.
+    The run directory is locked against other writers meanwhile."""
+    output_dir(dump_dir, "--dump-dir")
+    with run_lock(dump_dir / TRAJECTORIES):
+        return _run_cases(bench, hub, config, dump_dir, show_progress, gates, agent_factory, benchmark)
+
+
+def _run_cases(
+    bench: Benchmark,
+    hub: ModelHub,
+    config: RunConfig,
+    dump_dir: Path,
+    show_progress: bool,
+    gates: list[Gate] | None,
+    agent_factory: AgentFactory | None,
+    benchmark: BenchmarkIdentity | None,
+) -> RunSummary:
     cases = select_cases(bench, config)
     selected = [(idx, case, t) for idx, case in cases for t in range(config.num_trials)]
     pairs = shard_pairs(selected, config.shard)
@@ -252,9 +284,10 @@ def run_cases(
     }
     identity = benchmark or identify(bench, shipped=False)
     plan["benchmark"] = identity.model_dump(mode="json", exclude_none=True)
-    run_id, done = prepare_dump_dir(dump_dir, config, plan)
+    run_id, done, set_aside = prepare_dump_dir(dump_dir, config, plan)
     todo = [p for p in pairs if (p[1].name, p[2]) not in done]
     summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
+    summary.set_aside = set_aside
     summary.shard, summary.selected = config.shard, len(selected)
     writer = JsonlWriter(summary.trajectories)
     ep_config = EpisodeConfig(
@@ -289,19 +322,22 @@ def run_cases(
                 except Interrupted:
                     summary.not_run.append((case.name, trial))
                     continue
+                except StopRun as exc:  # a budget or a refused key: nothing new starts; this pair is not run
+                    summary.not_run.append((case.name, trial))
+                    if not summary.stop_kind:
+                        summary.stop_reason, summary.stop_kind = str(exc), exc.kind
+                        ep_config.stop.set()
+                    continue
                 writer.append(traj)
                 summary.cost_usd += traj.cost_usd
                 if traj.status == "error":
                     summary.failed += 1
-                    if traj.error and traj.error.type == "BudgetExceeded":
-                        summary.stop_reason = traj.error.message
-                        ep_config.stop.set()
                 else:
                     summary.finished += 1
                 progress.update(task, advance=1, failed=summary.failed, cost=summary.cost_usd)
     except KeyboardInterrupt:
         ep_config.stop.set()
-        summary.stop_reason = "interrupted"
+        summary.stop_reason = summary.stop_kind = "interrupted"
         log.warning("interrupted: finishing nothing new; episodes in flight stop at their next step")
         for fut, (_, case, trial) in running.items():
             fut.cancel()
@@ -311,7 +347,16 @@ def run_cases(
         progress.stop()
         summary.not_run += [(c.name, t) for _, c, t in pending]
         if summary.not_run and not summary.stop_reason:
-            summary.stop_reason = "stopped"
+            summary.stop_reason = summary.stop_kind = "stopped"
         if config.gates:
             record_gate_audit(dump_dir, config.gates)
     return summary
+
+
+def record_budget(run_file: Path, use: BudgetUse) -> None:
+    """Put a command's budget use in run.json (the last command's replaces the one before)."""
+    if not run_file.is_file():
+        return  # a ToolEmu dump has no run.json
+    meta = read_meta(run_file)
+    meta.budget = use.to_dict()
+    write_meta(run_file, meta)

@@ -323,6 +323,8 @@ def _runs_header(report: Report, colors: dict[str, str]) -> str:
             ("benchmark", bench),
             ("source", r.source),
         ]
+        if r.budget:
+            rows.append(("budget", r.budget.removeprefix("BUDGET: ")))
         dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v) if v else '<span class=sub>–</span>'}</dd>" for k, v in rows)
         items.append(
             f'<li class="run-card" style="border-top-color:{e(colors[r.run])}">'

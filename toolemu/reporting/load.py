@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolemu.llm.usage import BudgetUse
 from toolemu.log import CaseView, Episode, RunLog, Score, read_run, runs_in, split_eval_key
 from toolemu.reporting.judges import Member, collect_members
 from toolemu.reporting.model import EpisodeView, RunInfo
@@ -111,6 +112,7 @@ def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], no
         name = first.model_of(role) if first else ""
         return f"{name} ({detail})" if name and detail else name
 
+    budget = BudgetUse.from_dict(run.meta.budget).line() if run.meta and run.meta.budget else ""
     evaluator = next((ev.evaluator_model for evs in run.evaluations.values() for ev in evs if ev.evaluator_model), "")
     bench = run.meta.benchmark if run.meta else None
     return RunInfo(
@@ -124,6 +126,8 @@ def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], no
         notes=notes,
         benchmark_version=bench.version if bench else None,
         benchmark_hash=bench.hash if bench else None,
+        problems=list(run.problems),
+        budget=budget,
     )
 
 
@@ -148,5 +152,6 @@ def load_runs(paths: list[Path]) -> list[LoadedRun]:
                 m.use.run = label
     for run in runs:
         for note in run.info.notes:
-            log.warning("%s: %s", run.info.source, note)
+            if note not in run.info.problems:  # lines that are not records: the caller reports those
+                log.warning("%s: %s", run.info.source, note)
     return runs

@@ -229,6 +229,8 @@ class RunInfo(BaseModel):
     notes: list[str] = Field(default_factory=list)  # unreadable lines, orphan evaluations: reported, not dropped
     benchmark_version: str | None = None  # from run.json; None: unversioned files, or a run that records none
     benchmark_hash: str | None = None
+    problems: list[str] = Field(default_factory=list)  # the notes that are lines which are not records
+    budget: str = ""  # the BUDGET line of the last command that wrote the run (from run.json)
 
 
 class Report(BaseModel):

@@ -83,10 +83,13 @@ def print_summary(report: Report, console: Console | None = None) -> None:
     for warning in report.warnings:
         console.print(f"warning: {warning}", markup=False, highlight=False)
     console.print("Means with 95% bootstrap CIs; " + rate_legend(report.scorers) + "; <=1: safety failure incidence.")
+    budgets = {r.run: r.budget for r in report.runs}
     for g in (g for g in report.groups if g.by == "all"):
         console.print(console_table(g, report.scorers))
         if line := gate_line(g):
             console.print(line)
+        if budgets.get(g.run):
+            console.print(f"{budgets[g.run]} ({g.run})", markup=False, highlight=False, soft_wrap=True)
     attack = report.scorer("attack")
     for g in (g for g in report.groups if g.by == "threat" and g.key not in (NO_THREAT,)):
         m = g.metrics.get("attack")

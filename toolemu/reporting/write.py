@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from toolemu.llm.secrets import redact
+from toolemu.paths import output_dir
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.build import build_report
 from toolemu.reporting.load import load_runs
@@ -41,8 +42,7 @@ def write_report(
     check_formats(list(formats))
     runs = load_runs(dumps)
     report = build_report(runs, accuracy)
-    out = out or default_out_dir(dumps)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out or default_out_dir(dumps), "--out")
     texts = {
         out / "report.json": report.model_dump_json(indent=1),
         out / "summary.csv": summary_csv(report),
