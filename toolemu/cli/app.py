@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from toolemu.cli import options as o
+from toolemu.cli import outcome
 from toolemu.cli import run as run_module
 from toolemu.cli.agree import agree
 from toolemu.cli.check import check
@@ -24,7 +25,8 @@ from toolemu.cli.report import report, view
 from toolemu.cli.submit import submit_app
 from toolemu.errors import InputError
 from toolemu.llm import LocalModelError, ModelConfigError, build_hub, system, user
-from toolemu.llm.secrets import RedactingFilter
+from toolemu.llm.secrets import RedactingFilter, redact
+from toolemu.llm.stops import ModelAccessDenied
 from toolemu.llm.structured import StructuredOutputError
 from toolemu.llm.usage import BudgetExceeded
 from toolemu.paths import ASSETS
@@ -143,11 +145,14 @@ def main() -> None:
         app()
     except InputError as exc:
         for problem in exc.problems:
-            typer.echo(f"error: {problem}", err=True)
-        sys.exit(2)
-    except (ModelConfigError, LocalModelError, BudgetExceeded, StructuredOutputError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+            typer.echo(redact(f"error: {problem}"), err=True)
+        sys.exit(outcome.BAD_INPUT)
+    except BudgetExceeded as exc:  # a command with nothing partial to keep (chat, generate)
+        typer.echo(redact(f"error: {exc}"), err=True)
+        sys.exit(outcome.BUDGET)
+    except (ModelConfigError, LocalModelError, ModelAccessDenied, StructuredOutputError) as exc:
+        typer.echo(redact(f"error: {exc}"), err=True)
+        sys.exit(outcome.BAD_INPUT)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)

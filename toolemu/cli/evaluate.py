@@ -9,7 +9,8 @@ import typer
 
 from toolemu import api
 from toolemu.cli import options as o
-from toolemu.cli.run import apply_common_flags, settings_for
+from toolemu.cli import outcome
+from toolemu.cli.run import apply_common_flags, evaluation_stage, settings_for
 from toolemu.cli.run_options import BATCH, EVALUATE, first_evaluator, panel_models
 from toolemu.errors import InputError
 from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, get_scorer, registered_infos
@@ -91,4 +92,9 @@ def evaluate(
     )
     for line in summary.lines():
         typer.echo(line)
+    if summary.budget is not None:
+        typer.echo(summary.budget.line())
+    if summary.unreadable:  # judged what it could; the lines that are not records are bad input
+        raise InputError.from_lines(summary.unreadable)
+    outcome.finish([evaluation_stage(summary)], batch_flags["fail_on_budget"])
     return summary

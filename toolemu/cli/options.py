@@ -108,6 +108,32 @@ VllmLogDir = Annotated[
 DEFAULT_CACHE = DEFAULT_CACHE_PATH
 
 
+# The flags whose names are not their field's: role_models.<role> and role_temperatures.<role>.
+_ROLE_MODEL_FLAGS = {"emulator": "--simulator-model"}
+
+
+def _flag_of(loc: tuple[Any, ...]) -> str | None:
+    names = [str(part) for part in loc if isinstance(part, str)]
+    if not names:
+        return None
+    if names[0] == "role_models" and len(names) > 1:
+        return _ROLE_MODEL_FLAGS.get(names[1], f"--{names[1]}-model")
+    if names[0] == "role_temperatures" and len(names) > 1:
+        return f"--{names[1]}-temperature"
+    if names[0] == "vllm" and names[1:] == ["args"]:
+        return "--vllm-arg"
+    return "--" + "-".join(names).replace("_", "-")
+
+
+def flag_error(exc: ValidationError) -> InputError:
+    """A pydantic error on command-line values as one line naming the flag (never echoing the value: it may be a
+    key typed in the wrong place)."""
+    err = exc.errors()[0]
+    message = str(err["ctx"]["error"]) if "error" in err.get("ctx", {}) else err["msg"]
+    message = message.replace("Input should be", "expected")
+    return InputError.single("command line", message, field=_flag_of(tuple(err["loc"])))
+
+
 def llm_settings(**values: object) -> LLMSettings:
     """Collect a command's model options; a bad value is one clear error line."""
     given = {k: v for k, v in values.items() if v is not None}
@@ -118,11 +144,7 @@ def llm_settings(**values: object) -> LLMSettings:
     try:
         return LLMSettings(**given, **({"vllm": vllm} if vllm else {}))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        names = [str(part) for part in err["loc"] if isinstance(part, str)]
-        flag = ("--" + "-".join(names).replace("_", "-")).replace("--vllm-args", "--vllm-arg") if names else None
-        message = str(err["ctx"]["error"]) if "error" in err.get("ctx", {}) else err["msg"]
-        raise InputError.single("command line", message, field=flag) from None
+        raise flag_error(exc) from None
 
 
 ModelFlags = dict[str, Any]  # the raw values of the shared model options, keyed like LLMSettings' fields

@@ -43,6 +43,9 @@ def report(
     print_summary(result.report)
     for kind, path in result.files.items():
         typer.echo(f"{kind}: {path}")
+    problems = [p for run in result.report.runs for p in run.problems]
+    if problems:  # the report is written and notes them; the lines themselves are bad input
+        raise InputError.from_lines(problems)
     return result.report
 
 
@@ -64,6 +67,10 @@ def view(
     no_browser: Annotated[bool, typer.Option(help="Only serve; print the address.")] = False,
 ) -> None:
     """Serve a report on loopback and open it in the browser; Ctrl-C stops."""
+    if not 0 <= port <= 65535:
+        raise InputError.single(
+            "command line", f"expected a port in 0-65535 (0: any free one), got {port}", field="--port"
+        )
     page = path / REPORT_HTML if path.is_dir() else path
     if not page.is_file():
         raise InputError.single(path, "expected a report.html or a directory holding one (run `toolemu report`)")

@@ -9,13 +9,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 from toolemu import api
 from toolemu.agents.agent import AGENT_FORMATS
 from toolemu.cli import options as o
+from toolemu.cli import outcome
 from toolemu.cli.run_options import BATCH, EMULATE, EVALUATE, first_evaluator, panel_models
 from toolemu.cli.toolemu_names import model_string
 from toolemu.emulator import EMULATOR_TYPES
+from toolemu.episode import DEFAULT_MAX_ITERATIONS
 from toolemu.errors import InputError
 from toolemu.llm import LLMSettings
 from toolemu.llm.dryrun import DRY_RUN_MODEL
@@ -26,7 +29,7 @@ from toolemu.paths import DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
 from toolemu.prompts.agent import AGENT_TYPES
 from toolemu.reporting import print_summary
 from toolemu.runner import RunConfig, RunSummary
-from toolemu.scorers import DEFAULT_SCORERS
+from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, get_scorer
 from toolemu.scorers.panel import with_panel
 
 log = logging.getLogger("toolemu")
@@ -93,11 +96,20 @@ def settings_for(
     return o.llm_settings(**model_flags, role_models=named, **extra)
 
 
+def _case_names(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:  # an empty list would select every case
+        raise InputError.single("command line", "expected comma-separated case names, got none", field="--case-names")
+    return names
+
+
 def plan_emulation(
     run: dict[str, Any], batch: dict[str, Any], model_flags: dict[str, Any], evaluator_model: str | None = None
 ) -> tuple[LLMSettings, RunConfig, Path, bool]:
     """Check the emulation flags and work out settings, config and run directory (the smoke set when nothing
-    is named and no key is set)."""
+    is named and no key is set). Every value is checked here, before any work starts."""
     apply_common_flags(batch)
     if run["quit"]:
         run = {**run, "agent_type": "quit"}
@@ -115,7 +127,7 @@ def plan_emulation(
     temperatures = {"agent": run["agent_temperature"]} if run["agent_temperature"] is not None else {}
     judged_by = {"evaluator": evaluator_model} if evaluator_model else {}
     settings = settings_for(model_flags, batch["dry_run"], role_models | judged_by, role_temperatures=temperatures)
-    names = [n.strip() for n in run["case_names"].split(",") if n.strip()] if run["case_names"] else None
+    names = _case_names(run["case_names"])
     start_index, trunc_num = run["start_index"], run["trunc_num"]
     if (index_range := _index_range(run["task_index_range"])) is not None:
         start_index, trunc_num = index_range[0], index_range[1] - index_range[0]
@@ -129,25 +141,28 @@ def plan_emulation(
     )
     if smoke:
         names = SMOKE_CASES
-        max_iterations = max_iterations or SMOKE_MAX_ITERATIONS
+        max_iterations = SMOKE_MAX_ITERATIONS if max_iterations is None else max_iterations
         log.info("smoke run: %d cases, at most %d steps each", len(names), max_iterations)
-    config = RunConfig(
-        agent_type=run["agent_type"],
-        agent_format=run["agent_format"],
-        simulator_type=run["simulator_type"],
-        num_trials=run["num_trials"],
-        max_iterations=max_iterations or 15,
-        batch_size=batch["batch_size"],
-        case_names=names,
-        start_index=start_index,
-        trunc_num=trunc_num,
-        shuffle=run["shuffle"],
-        seed=model_flags["seed"] or 0,
-        shard=shard_of,
-        gates=list(run["gate"] or []),
-        user=user_on,
-        max_user_turns=run["max_user_turns"],
-    )
+    try:
+        config = RunConfig(
+            agent_type=run["agent_type"],
+            agent_format=run["agent_format"],
+            simulator_type=run["simulator_type"],
+            num_trials=run["num_trials"],
+            max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
+            batch_size=batch["batch_size"],
+            case_names=names,
+            start_index=start_index,
+            trunc_num=trunc_num,
+            shuffle=run["shuffle"],
+            seed=model_flags["seed"] or 0,
+            shard=shard_of,
+            gates=list(run["gate"] or []),
+            user=user_on,
+            max_user_turns=run["max_user_turns"],
+        )
+    except ValidationError as exc:
+        raise o.flag_error(exc) from None
     dump_dir = run["dump_dir"]
     if dump_dir is None:
         tag = (
@@ -172,6 +187,26 @@ def print_emulation(summary: RunSummary) -> None:
         typer.echo(line)
 
 
+def emulation_stage(summary: RunSummary) -> outcome.Stage:
+    return outcome.Stage("pairs", summary.stop_kind, summary.stop_reason, len(summary.not_run), summary.failed)
+
+
+def evaluation_stage(summary: EvalSummary) -> outcome.Stage:
+    return outcome.Stage("judgements", summary.stop_kind, summary.stop_reason, summary.not_run, summary.failed)
+
+
+def _check_scorers(eval_flags: dict[str, Any]) -> list[str]:
+    """Scorer names and sample counts are checked before any emulation is spent."""
+    if eval_flags["num_eval_samples"] < 1:
+        raise InputError.single(
+            "command line", f"expected at least 1, got {eval_flags['num_eval_samples']}", field="--num-eval-samples"
+        )
+    names = list(eval_flags["scorer"] or DEFAULT_SCORERS)
+    for name in names:
+        get_scorer(name)
+    return names
+
+
 @o.with_options(EMULATE, BATCH, o.model_group(per_backend=True))
 def emulate(*, run_flags: dict[str, Any], batch_flags: dict[str, Any], model_flags: dict[str, Any]) -> RunSummary:
     """Run agents against emulated toolkits and write one trajectory per (case, trial)."""
@@ -187,9 +222,9 @@ def emulate(*, run_flags: dict[str, Any], batch_flags: dict[str, Any], model_fla
         show_progress=not batch_flags["no_progress"],
     )
     print_emulation(summary)
-    if summary.stop_reason == "interrupted":
-        typer.echo("interrupted: what finished is kept; run the same command again to resume", err=True)
-        raise typer.Exit(130)
+    if summary.budget is not None:
+        typer.echo(summary.budget.line())
+    outcome.finish([emulation_stage(summary)], batch_flags["fail_on_budget"])
     return summary
 
 
@@ -205,6 +240,7 @@ def run(
     model_flags: dict[str, Any],
 ) -> api.RunResult:
     """Run agents against emulated toolkits, judge every trajectory, and write the report."""
+    scorers = _check_scorers(eval_flags)
     settings, config, dump_dir, _ = plan_emulation(
         run_flags, batch_flags, model_flags, evaluator_model=first_evaluator(eval_flags["evaluator_model"])
     )
@@ -218,19 +254,18 @@ def run(
         cases=run_flags["input_path"],
         toolkits=batch_flags["toolkits_path"],
         agent=run_flags["agent"],
-        scorers=eval_flags["scorer"] or DEFAULT_SCORERS,
+        scorers=scorers,
         samples=eval_flags["num_eval_samples"],
         evaluate_after=evaluate,
         show_progress=not batch_flags["no_progress"],
         judges=judges,
     )
     print_emulation(result.emulation)
-    if result.emulation.stop_reason == "interrupted":
-        typer.echo("interrupted: what finished is kept; run the same command again to resume", err=True)
-        raise typer.Exit(130)
+    stages = [emulation_stage(result.emulation)]
     if result.evaluation is not None:
         for line in result.evaluation.lines():
             typer.echo(line)
+        stages.append(evaluation_stage(result.evaluation))
     if result.report is not None:
         print_summary(result.report.report)
         typer.echo(f"report: {result.report.files['html']}  (open it, or: toolemu view {result.emulation.dump_dir})")
@@ -238,4 +273,9 @@ def run(
         typer.echo("whole command, " + usage_line(result.usage.total()))
         for line in result.usage.role_lines():
             typer.echo(line)
+    if result.budget is not None and result.report is None:  # the report's summary prints it otherwise
+        typer.echo(result.budget.line())
+    if result.evaluation is not None and result.evaluation.unreadable:
+        raise InputError.from_lines(result.evaluation.unreadable)
+    outcome.finish(stages, batch_flags["fail_on_budget"])
     return result

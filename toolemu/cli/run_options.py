@@ -65,6 +65,14 @@ BATCH = OptionGroup(
             Annotated[bool, typer.Option("--verbose", "-v", help="Log every detail (debug level).")],
             False,
         ),
+        (
+            "fail_on_budget",
+            Annotated[
+                bool,
+                typer.Option(help="Exit 3 when a budget (--max-calls, --max-total-tokens, --max-cost) stops the work."),
+            ],
+            False,
+        ),
     ],
 )
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolemu.llm.registry import get_provider, provider_names, unknown_model_message
 
@@ -17,6 +19,34 @@ CacheMode = Literal["rw", "ro", "off"]
 REPLY_GROWTH = 2
 
 ROLES = ("agent", "emulator", "evaluator", "generator", "monitor", "user")
+
+
+def _http_url(url: str | None) -> str | None:
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+    except ValueError as exc:
+        raise ValueError(f"expected an http(s) URL such as http://127.0.0.1:8000/v1 ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        raise ValueError("expected an http(s) URL such as http://127.0.0.1:8000/v1")
+    return url
+
+
+def _variable_name(name: str | None) -> str | None:
+    # The value is never echoed: someone may have passed the key itself instead of its variable's name.
+    if name is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError("expected the name of an environment variable (letters, digits, _), not a key")
+    return name
+
+
+# The checked parameter types, shared by the run-wide settings and each role's options (NaN and inf are refused).
+Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+PositiveInt = Annotated[int, Field(ge=1)]
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+BaseUrl = Annotated[str | None, AfterValidator(_http_url)]
+KeyVariable = Annotated[str | None, AfterValidator(_variable_name)]
 
 # Used when a role names no model but an API key is present in the environment.
 DEFAULT_API_MODELS = {
@@ -60,12 +90,12 @@ class ModelOptions(BaseModel):
     model: str = Field(
         description="provider:model, e.g. openai:gpt-4o-mini, anthropic:..., vllm:<hf-id>, local, local:x.gguf"
     )
-    temperature: float = 0.0
+    temperature: Temperature = 0.0
     max_tokens: int = Field(default=0, ge=1, description="the reply limit; unset: the provider's default")
     seed: int | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    timeout: float = 120.0
+    base_url: BaseUrl = None
+    api_key_env: KeyVariable = None
+    timeout: Seconds = 120.0
     structured: StructuredMode = "auto"
     max_attempts: int = Field(default=5, ge=1, description="attempts per call on transient errors")
     vllm: VLLMOptions = Field(default_factory=VLLMOptions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -12,9 +13,14 @@ from toolemu.llm.cache import DEFAULT_CACHE_PATH, ResponseCache
 from toolemu.llm.local import SMOKE_NOTICE
 from toolemu.llm.model import ChatFactory, ModelHub
 from toolemu.llm.options import (
+    BaseUrl,
     CacheMode,
+    KeyVariable,
     ModelOptions,
+    PositiveInt,
+    Seconds,
     StructuredMode,
+    Temperature,
     VLLMOptions,
     default_model_string,
     provider_of,
@@ -30,20 +36,21 @@ log = logging.getLogger("toolemu")
 class LLMSettings(BaseModel):
     model: str | None = Field(default=None, description="model for every role that names none")
     role_models: dict[str, str] = Field(default_factory=dict, description="role -> model string")
-    role_temperatures: dict[str, float] = Field(default_factory=dict)
-    temperature: float = 0.0
-    max_tokens: int | None = Field(default=None, description="None: each role's provider default")
+    role_temperatures: dict[str, Temperature] = Field(default_factory=dict)
+    temperature: Temperature = 0.0
+    max_tokens: PositiveInt | None = Field(default=None, description="None: each role's provider default")
     seed: int | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    timeout: float = 120.0
+    base_url: BaseUrl = None
+    api_key_env: KeyVariable = None
+    timeout: Seconds = 120.0
     structured: StructuredMode = "auto"
-    max_attempts: int = 5
+    max_attempts: PositiveInt = 5
     cache: CacheMode = "rw"
     cache_path: Path = DEFAULT_CACHE_PATH
-    max_total_tokens: int | None = None
-    max_cost: float | None = None
-    max_calls: int | None = None
+    # Budgets: a limit that is not a positive, finite number would silently switch the budget off.
+    max_total_tokens: PositiveInt | None = None
+    max_cost: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    max_calls: PositiveInt | None = None
     vllm: VLLMOptions = Field(default_factory=VLLMOptions, description="for vllm:<model> roles")
 
     @field_validator("model")
