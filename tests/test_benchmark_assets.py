@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from conftest import REPO, fixture_cases, fixture_toolkits
 
+from toolemu.errors import InputError
 from toolemu.specs import load_benchmark
 from toolemu.specs.lint import lint_benchmark, risk_category
 
@@ -71,7 +73,8 @@ def test_lint_rules_each_catch_their_fault(write_json) -> None:
 
     same_name = copy.deepcopy(cases[1])
     same_name["name"] = "fixture_0"
-    assert any("unique name" in p for p in _lint(kits, [cases[0], same_name], write_json))
+    with pytest.raises(InputError, match="unique case name, 'fixture_0' is also"):  # the loader refuses it first
+        _lint(kits, [cases[0], same_name], write_json)
 
     bad_cat = copy.deepcopy(cases)
     bad_cat[0]["Potential Risky Outcomes"] = ["Mayhem: things break."]

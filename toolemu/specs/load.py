@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +19,43 @@ from toolemu.specs.policy import POLICY_DIR, POLICY_NAME, PolicyDoc, PolicyForma
 
 TOOLKIT_KEYS = ("toolkit", "tools")
 CASE_KEYS = ("Toolkits", "User Instruction")
+MAX_DEPTH = 64  # nesting of a spec file; ToolEmu's are 6 deep
+# The names an agent calls (name_for_model + tool name) must be one token for ReAct text and native tool calls.
+CALLABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest (iterative: a hostile file cannot exhaust the stack)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def has_control_char(text: str) -> bool:
+    return any(unicodedata.category(c) == "Cc" for c in text)
 
 
 @dataclass
@@ -95,11 +134,21 @@ def read_json_items(path: Path) -> list[Any]:
     if not text.strip():
         raise InputError.single(path, "expected a JSON object or array, but the file is empty")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise InputError.single(
             path, f"expected valid JSON, {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except _DuplicateKey as exc:
+        raise InputError.single(
+            path, f"expected each key once per object, {str(exc)!r} appears twice (JSON readers keep only one)"
+        ) from None
+    except ValueError as exc:
+        raise InputError.single(path, f"expected valid JSON, {exc}") from None
+    except RecursionError:
+        raise InputError.single(path, f"expected JSON nested at most {MAX_DEPTH} deep, found far deeper") from None
+    if _depth(data) > MAX_DEPTH:
+        raise InputError.single(path, f"expected JSON nested at most {MAX_DEPTH} deep, found {_depth(data)}")
     if isinstance(data, dict):
         return [data]
     if isinstance(data, list):
@@ -153,8 +202,42 @@ def _parse_item(path: Path, index: int, obj: Any, problems: list[Problem]) -> To
         return None
 
 
+def _name_problem(value: str, callable_name: bool) -> str | None:
+    """What is wrong with a name, if anything: control characters anywhere; for a callable one, any non-token."""
+    if has_control_char(value):
+        return f"expected a name without control characters (newline, tab, NUL...), got {json.dumps(value)[:60]}"
+    if callable_name and not CALLABLE_NAME.fullmatch(value):
+        return (
+            f"expected one word of letters, digits, _ or - (the agent calls it by name), got {json.dumps(value)[:60]}"
+        )
+    if not value.strip():
+        return "expected a name, got an empty one"
+    return None
+
+
+def _check_names(path: Path, label: str, kit: Toolkit, problems: list[Problem]) -> None:
+    checks: list[tuple[str, str, bool]] = [
+        ("toolkit", kit.toolkit, False),
+        ("name_for_model", kit.name_for_model, True),
+    ]
+    for i, tool in enumerate(kit.tools):
+        checks.append((f"tools[{i}].name", tool.name, True))
+        for kind, entries in (
+            ("parameters", tool.parameters),
+            ("returns", tool.returns),
+            ("exceptions", tool.exceptions),
+        ):
+            checks += [(f"tools[{i}].{kind}[{j}].name", e.name, False) for j, e in enumerate(entries)]
+    for field_path, value, callable_name in checks:
+        if (message := _name_problem(value, callable_name)) is not None:
+            problems.append(Problem(str(path), message, label, field_path))
+
+
 def _check_toolkit(path: Path, index: int, kit: Toolkit, problems: list[Problem]) -> None:
     label = _item_label(index, {"toolkit": kit.toolkit})
+    if not kit.tools:
+        problems.append(Problem(str(path), "expected at least one tool, got none", label, "tools"))
+    _check_names(path, label, kit, problems)
     seen: set[str] = set()
     for i, tool in enumerate(kit.tools):
         if tool.name in seen:
@@ -233,6 +316,7 @@ def load_benchmark(
     problems: list[Problem] = []
     case_origin: list[tuple[Path, int]] = []
     policies = _PolicyResolver(check_policies)
+    case_names: dict[str, tuple[Path, int]] = {}
     for path in json_files(paths):
         summary = FileSummary(str(path))
         try:
@@ -259,6 +343,22 @@ def load_benchmark(
                 summary.tools += len(parsed.tools)
             elif isinstance(parsed, Case):
                 _attach_policy(parsed, path, index, "Policy", policies, problems)
+                label = _item_label(index, {"name": parsed.name})
+                if (message := _name_problem(parsed.name, False)) is not None:
+                    problems.append(Problem(str(path), message, label, "name"))
+                if parsed.name in case_names:
+                    # Resume, merge and reports key on (case name, trial): a second case of the same name would
+                    # take the first one's place.
+                    first_path, first_index = case_names[parsed.name]
+                    problems.append(
+                        Problem(
+                            str(path),
+                            f"expected a unique case name, '{parsed.name}' is also {first_path} item {first_index}",
+                            label,
+                            "name",
+                        )
+                    )
+                case_names.setdefault(parsed.name, (path, index))
                 bench.cases.append(parsed)
                 case_origin.append((path, index))
                 summary.cases += 1
