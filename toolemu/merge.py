@@ -17,7 +17,9 @@ from pydantic import ValidationError
 from toolemu.errors import InputError
 from toolemu.log import FINISHED, RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunMeta, read_meta, rewrite_jsonl, scan_jsonl
 from toolemu.log.jsonl import write_json_atomic
+from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_trajectory
+from toolemu.paths import output_dir
 
 Pair = tuple[str, int]
 # What must be equal across the merged directories (the shard itself may differ).
@@ -180,16 +182,7 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
             raise InputError.single(paths[i], "expected each run directory once, given twice")
     if out.resolve() in resolved:
         raise InputError.single("command line", f"expected --out apart from the merged directories, got {out}")
-    out_run = out / RUN_FILE
-    if out_run.is_file():
-        try:
-            earlier = json.loads(out_run.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            earlier = {}
-        if not isinstance(earlier, dict) or "sources" not in earlier:
-            raise InputError.single(
-                out_run, "expected --out to be new or an earlier merge; it holds a run of its own", field="sources"
-            )
+    _check_out(out)
     sources = [load_source(p) for p in resolved]
     settings = _check_same_settings(sources)
 
@@ -239,7 +232,43 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
         result.missing.setdefault(owner, []).append(pair)
     result.errors_kept = len(extra)
 
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out")
+    with run_lock(out / TRAJECTORIES):
+        _write_merge(out, merged, extra, run_id, settings, selection, sources, result)
+    return result
+
+
+def _check_out(out: Path) -> None:
+    """--out must be new, empty, or an earlier merge: anything else is someone's data, and a merge replaces it."""
+    if out.exists() and not out.is_dir():
+        raise InputError.single(out, "expected a folder for the merged run, found a file", field="--out")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    out_run = out / RUN_FILE
+    try:
+        earlier = json.loads(out_run.read_text(encoding="utf-8")) if out_run.is_file() else None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        earlier = None
+    if not isinstance(earlier, dict) or "sources" not in earlier:
+        raise InputError.single(
+            out,
+            "expected --out to be new, empty, or an earlier merge; it holds other files (a run of its own?), "
+            "which a merge would replace",
+            field="--out",
+        )
+
+
+def _write_merge(
+    out: Path,
+    merged: list[dict[str, Any]],
+    extra: list[dict[str, Any]],
+    run_id: str,
+    settings: dict[str, Any],
+    selection: list[Pair],
+    sources: list[Source],
+    result: MergeResult,
+) -> None:
+    out_run = out / RUN_FILE
     rewrite_jsonl(out / TRAJECTORIES, merged)
     errors_path = out / RETRIED_ERRORS
     if extra:
@@ -271,4 +300,3 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
             },
         },
     )
-    return result

@@ -4,15 +4,45 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
+from toolemu.errors import InputError
 from toolemu.llm.options import CacheMode
 from toolemu.llm.secrets import redact
 
+log = logging.getLogger("toolemu.llm")
 DEFAULT_CACHE_PATH = Path(".cache") / "toolemu" / "responses.sqlite"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def cache_file_problem(path: Path) -> str | None:
+    """Why `path` cannot be a response cache, read from SQLite's 100-byte header; None when it can (or is new)."""
+    if path.exists() and not path.is_file():
+        return "expected a cache file, found a folder"
+    if not path.exists() or path.stat().st_size == 0:
+        return None  # SQLite starts a new database here
+    with path.open("rb") as fh:
+        head = fh.read(100)
+    if len(head) < 100 or not head.startswith(_SQLITE_MAGIC):
+        return "expected a SQLite response cache, found another kind of file"
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    if pages and path.stat().st_size < pages * page_size:
+        return "expected a whole SQLite file, found one cut short (an interrupted copy?)"
+    return None
+
+
+def _bad_cache(path: Path, why: str) -> InputError:
+    return InputError.single(
+        path,
+        f"{why}; delete it to start a new cache, or pass --cache off or another --cache-path",
+        field="--cache-path",
+    )
 
 
 def cache_key(request: dict[str, Any]) -> str:
@@ -29,16 +59,33 @@ class ResponseCache:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._warned = False
         if mode == "off" or (mode == "ro" and not self.path.exists()):
             return
-        if mode == "rw":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        uri = f"file:{self.path}?mode=ro" if mode == "ro" else f"file:{self.path}"
-        self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
-        if mode == "rw":
-            with self._db:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        if (why := cache_file_problem(self.path)) is not None:
+            raise _bad_cache(self.path, why)
+        try:
+            if mode == "rw":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            uri = f"file:{self.path}?mode=ro" if mode == "ro" else f"file:{self.path}"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+            if mode == "rw":
+                with self._db:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            else:
+                self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except (sqlite3.Error, OSError) as exc:
+            self.close()
+            raise _bad_cache(self.path, f"cannot be used as a SQLite response cache ({exc})") from None
+
+    def _damaged(self, exc: sqlite3.Error) -> None:
+        """A cache that breaks mid-run is a miss, not a failed episode; said once."""
+        if not self._warned:
+            self._warned = True
+            log.warning(
+                "%s: the response cache failed (%s); going on without it (delete the file to rebuild)", self.path, exc
+            )
 
     def get(self, key: str) -> dict[str, Any] | None:
         if self._db is None:
@@ -48,16 +95,26 @@ class ResponseCache:
                 row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
             except sqlite3.OperationalError:  # a read-only cache file from an older layout
                 return None
-        return json.loads(row[0]) if row else None
+            except sqlite3.DatabaseError as exc:  # damaged pages
+                self._damaged(exc)
+                return None
+        try:
+            value = json.loads(row[0]) if row else None
+        except (TypeError, ValueError):  # an entry that is not ours: a miss
+            return None
+        return value if isinstance(value, dict) else None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         if self._db is None or self.mode != "rw":
             return
-        with self._lock, self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)",
-                (key, redact(json.dumps(value, ensure_ascii=False))),
-            )
+        try:
+            with self._lock, self._db:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)",
+                    (key, redact(json.dumps(value, ensure_ascii=False))),
+                )
+        except sqlite3.DatabaseError as exc:
+            self._damaged(exc)
 
     def close(self) -> None:
         if self._db is not None:
