@@ -1,11 +1,15 @@
-"""A tiny OpenAI-compatible chat server on loopback: answers from a script of (status, body) pairs."""
+"""A tiny OpenAI-compatible chat server on loopback: answers from a script of (status, body[, headers]) entries,
+or from a responder(request, headers) -> (status, body, headers) for servers that must look at what they got."""
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+Responder = Callable[[dict[str, Any], dict[str, str]], tuple[int, dict[str, Any], dict[str, str]]]
 
 
 def chat_body(content: str, prompt_tokens: int = 11, completion_tokens: int = 5) -> dict[str, Any]:
@@ -24,10 +28,11 @@ def chat_body(content: str, prompt_tokens: int = 11, completion_tokens: int = 5)
 
 
 class FakeOpenAIServer:
-    """Each request pops the next (status, body); the last one repeats. Requests are kept for inspection."""
+    """Each request pops the next (status, body[, headers]); the last one repeats. Requests are kept for inspection."""
 
-    def __init__(self, script: list[tuple[int, dict[str, Any]]]):
-        self.script = list(script)
+    def __init__(self, script: list[tuple[Any, ...]] | None = None, responder: Responder | None = None):
+        self.script = list(script or [])
+        self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         outer = self
@@ -35,13 +40,21 @@ class FakeOpenAIServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 length = int(self.headers.get("Content-Length", 0))
-                outer.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
-                status, body = outer.script.pop(0) if len(outer.script) > 1 else outer.script[0]
+                request = json.loads(self.rfile.read(length) or b"{}")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                outer.requests.append(request)
+                outer.headers.append(headers)
+                if outer.responder is not None:
+                    status, body, extra = outer.responder(request, headers)
+                else:
+                    entry = outer.script.pop(0) if len(outer.script) > 1 else outer.script[0]
+                    status, body, extra = (*entry, {})[:3]
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in extra.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 from fake_openai import FakeOpenAIServer, chat_body
@@ -62,3 +63,75 @@ def test_cli_logging_is_redacted(capsys, monkeypatch) -> None:
     logging.getLogger("toolemu.x").warning("token=%s", PLANTED)
     err = capsys.readouterr().err
     assert PLANTED not in err and "token=***" in err
+
+
+def _fill(schema: dict, text: str) -> object:
+    """A minimal instance of `schema` whose free strings all say `text` (a hostile model echoing what it saw)."""
+    if "const" in schema or "enum" in schema:
+        return schema.get("const", (schema.get("enum") or [None])[0])
+    if "anyOf" in schema:
+        return _fill(schema["anyOf"][0], text)
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: _fill(props.get(k, {}), text) for k in schema.get("required", [])}
+    if kind == "array":
+        return [_fill(schema.get("items", {}), text)] * max(1, schema.get("minItems", 0))
+    if kind == "string":
+        return text[: schema.get("maxLength", len(text))]
+    return {"integer": 1, "number": 1.0, "boolean": False}.get(kind)
+
+
+def echoing_endpoint(seen: list[str]):
+    """An OpenAI-compatible server that puts the caller's key into every reply: in an error body first (so it
+    reaches the retry log), then in the agent's text and tool input, the emulator's observation and the judges'
+    verdicts."""
+
+    def respond(request: dict, headers: dict[str, str]) -> tuple[int, dict, dict[str, str]]:
+        key = headers.get("authorization", "").removeprefix("Bearer ")
+        seen.append(key)
+        if len(seen) == 1:
+            return 500, {"error": {"message": f"upstream refused token {key}", "type": "server_error"}}, {}
+        fmt = request.get("response_format") or {}
+        if fmt.get("type") == "json_schema":
+            content = json.dumps(_fill(fmt["json_schema"]["schema"], f"echo {key}"))
+        elif any("\nObservation:" in str(m.get("content")) for m in request["messages"][1:]):
+            content = f"Thought: done, {key}\nFinal Answer: your key is {key}"
+        else:
+            content = f'Thought: look up {key}\nAction: NoteVaultReadNote\nAction Input: {{"note_id": "{key}"}}'
+        return 200, chat_body(content), {}
+
+    return respond
+
+
+def test_a_key_under_any_variable_name_reaches_nothing_written(tmp_path, run_cli, monkeypatch) -> None:
+    from conftest import FIXTURES
+
+    from toolemu.llm import retry
+
+    monkeypatch.setattr(retry, "BASE_WAIT_S", 0.01)
+    monkeypatch.chdir(tmp_path)
+    key = "hostile-0123456789-ABCDEFGHIJ-custom"
+    monkeypatch.setenv("ZQ_PLAIN_NAME", key)  # a name no pattern would take for a secret
+    seen: list[str] = []
+    with FakeOpenAIServer(responder=echoing_endpoint(seen)) as server:
+        result = run_cli(
+            "run", "--model", "openai:hostile", "--base-url", server.base_url, "--api-key-env", "ZQ_PLAIN_NAME",
+            "--toolkits-path", FIXTURES / "toolemu_toolkits.json", "--input-path", FIXTURES / "toolemu_cases.json",
+            "--dump-dir", tmp_path / "run", "--cache-path", tmp_path / "cache" / "responses.sqlite", "--no-progress",
+            "--auto",
+        )  # fmt: skip
+    assert result.code == 0, result.err
+    assert set(seen) == {key} and len(seen) > 5  # the key went out (it must) and came back in every reply
+    run = tmp_path / "run"
+    written = {p.name: p for p in [*run.iterdir(), *(tmp_path / "cache").iterdir()]}
+    for name in ("trajectories.jsonl", "report.html", "report.json", "responses.sqlite"):
+        assert name in written, name
+    assert len([n for n in written if "_eval_" in n]) == 3
+    for path in written.values():
+        assert key.encode() not in path.read_bytes(), path.name
+    assert key not in result.out and key not in result.err  # the console and the log
+    assert "retry 1" in result.err and "upstream refused token ***" in result.err
+    traj = (run / "trajectories.jsonl").read_text()
+    assert "your key is ***" in traj and '"note_id": "***"' in traj and "echo ***" in traj
+    assert "echo ***" in (run / "trajectories_eval_agent_safe.jsonl").read_text()
