@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from toolemu.errors import InputError
 from toolemu.log import FINISHED, RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunMeta, read_meta, rewrite_jsonl, scan_jsonl
 from toolemu.log.jsonl import write_json_atomic
-from toolemu.log.lock import run_lock
+from toolemu.log.lock import lock_path, run_lock
 from toolemu.log.read import parse_trajectory
 from toolemu.paths import output_dir
 
@@ -242,7 +242,8 @@ def _check_out(out: Path) -> None:
     """--out must be new, empty, or an earlier merge: anything else is someone's data, and a merge replaces it."""
     if out.exists() and not out.is_dir():
         raise InputError.single(out, "expected a folder for the merged run, found a file", field="--out")
-    if not out.is_dir() or not any(out.iterdir()):
+    lock = lock_path(out / TRAJECTORIES).name  # a merge under way into it: the lock says so, not this check
+    if not out.is_dir() or not any(p.name != lock for p in out.iterdir()):
         return
     out_run = out / RUN_FILE
     try:
