@@ -32,8 +32,16 @@ _TRANSIENT_NAMES = (
 )
 _PERMANENT_NAMES = ("Authentication", "PermissionDenied", "BadRequest", "NotFound", "UnprocessableEntity")
 _ACCESS_NAMES = ("Authentication", "PermissionDenied")
-# Where a reply is parsed: an error raised in these packages' code while reading a 200 means the body was bad.
-_REPLY_PARSERS = ("openai", "anthropic", "langchain_openai", "langchain_anthropic", "httpx")
+# Where a reply is parsed: an error raised in this code while reading a 200 means the body was bad (an empty
+# `choices` fails in langchain_core's generic chat model, the rest in the SDKs and their langchain wrappers).
+_REPLY_PARSERS = (
+    "/openai/",
+    "/anthropic/",
+    "/langchain_openai/",
+    "/langchain_anthropic/",
+    "/httpx/",
+    "/langchain_core/language_models/",
+)
 _PARSE_ERRORS = (TypeError, KeyError, IndexError, AttributeError, ValueError)
 BASE_WAIT_S = 1.0  # first backoff; tests shorten it
 MAX_WAIT_S = 60.0  # longest backoff between two attempts
@@ -67,7 +75,7 @@ def is_malformed_reply(exc: BaseException) -> bool:
     if not isinstance(exc, _PARSE_ERRORS) or exc.__traceback__ is None:
         return False
     innermost = traceback.extract_tb(exc.__traceback__)[-1].filename.replace("\\", "/")
-    return any(f"/{pkg}/" in innermost for pkg in _REPLY_PARSERS)
+    return any(part in innermost for part in _REPLY_PARSERS)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -76,12 +84,12 @@ def is_transient(exc: BaseException) -> bool:
     names = _names(exc)
     if any(p in n for n in names for p in _PERMANENT_NAMES):
         return False
+    if is_malformed_reply(exc):  # before the status: the SDK attaches the 200 it could not read
+        return True
     status = _status_code(exc)
     if status is not None:
         return status in (408, 409, 429) or status >= 500
     if isinstance(exc, TimeoutError | ConnectionError):
-        return True
-    if is_malformed_reply(exc):
         return True
     return any(t in n for n in names for t in _TRANSIENT_NAMES)
 
