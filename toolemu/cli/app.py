@@ -6,7 +6,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -139,10 +139,38 @@ app.command("agree")(agree)
 app.command("play")(play_command)
 
 
+def _click_exceptions() -> Any:
+    """click's exception classes: recent typer vendors click as typer._click, older typer uses click itself."""
+    try:
+        from typer._click import exceptions
+    except ImportError:
+        from click import exceptions
+    return exceptions
+
+
+_CLICK = _click_exceptions()
+_NO_ARGS_IS_HELP = getattr(_CLICK, "NoArgsIsHelpError", ())  # click >= 8.2; nothing to catch before
+
+
 def main() -> None:
     setup_logging()
     try:
-        app()
+        # Not standalone: click's usage errors come here, to be one line like every other bad input.
+        result = app(standalone_mode=False)
+    except _NO_ARGS_IS_HELP as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except _CLICK.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "toolemu"
+        message = " ".join(exc.format_message().split())
+        typer.echo(redact(f"error: command line: {message} (see {command} --help)"), err=True)
+        sys.exit(outcome.BAD_INPUT)
+    except _CLICK.ClickException as exc:
+        typer.echo(redact(f"error: {' '.join(exc.format_message().split())}"), err=True)
+        sys.exit(exc.exit_code)
+    except typer.Abort:  # end of input at a confirmation prompt
+        typer.echo("aborted", err=True)
+        sys.exit(outcome.FAILED)
     except InputError as exc:
         for problem in exc.problems:
             typer.echo(redact(f"error: {problem}"), err=True)
@@ -155,7 +183,9 @@ def main() -> None:
         sys.exit(outcome.BAD_INPUT)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
-        sys.exit(130)
+        sys.exit(outcome.INTERRUPTED)
+    # A command's own value on success; an int is the code of a typer.Exit it raised.
+    sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else outcome.OK)
 
 
 if __name__ == "__main__":
