@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,12 +17,20 @@ class Problem:
     field: str | None = None
 
     def __str__(self) -> str:
+        return _one_line(self._text())
+
+    def _text(self) -> str:
         where = [self.file]
         if self.item is not None:
             where.append(self.item)
         if self.field:
             where.append(f"field '{self.field}'")
         return ": ".join([*where, self.message] if self.message else where)
+
+
+def _one_line(text: str) -> str:
+    """Control characters (a newline in a name, a NUL in a path) shown escaped: a problem is always one line."""
+    return "".join(c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) == "Cc" else c for c in text)
 
 
 class InputError(Exception):

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field
 
 from toolemu.llm.cache import DEFAULT_CACHE_PATH, ResponseCache
 from toolemu.llm.local import SMOKE_NOTICE
@@ -33,9 +33,17 @@ from toolemu.llm.usage import Budget, UsageTracker
 log = logging.getLogger("toolemu")
 
 
+def _known_model(model: str) -> str:
+    provider_of(model)
+    return model
+
+
+ModelString = Annotated[str, AfterValidator(_known_model)]  # a bad one is named with its role's flag
+
+
 class LLMSettings(BaseModel):
-    model: str | None = Field(default=None, description="model for every role that names none")
-    role_models: dict[str, str] = Field(default_factory=dict, description="role -> model string")
+    model: ModelString | None = Field(default=None, description="model for every role that names none")
+    role_models: dict[str, ModelString] = Field(default_factory=dict, description="role -> model string")
     role_temperatures: dict[str, Temperature] = Field(default_factory=dict)
     temperature: Temperature = 0.0
     max_tokens: PositiveInt | None = Field(default=None, description="None: each role's provider default")
@@ -52,20 +60,6 @@ class LLMSettings(BaseModel):
     max_cost: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     max_calls: PositiveInt | None = None
     vllm: VLLMOptions = Field(default_factory=VLLMOptions, description="for vllm:<model> roles")
-
-    @field_validator("model")
-    @classmethod
-    def _model_string(cls, model: str | None) -> str | None:
-        if model is not None:
-            provider_of(model)
-        return model
-
-    @field_validator("role_models")
-    @classmethod
-    def _role_model_strings(cls, models: dict[str, str]) -> dict[str, str]:
-        for model in models.values():
-            provider_of(model)
-        return models
 
     def options_for(self, role: str) -> ModelOptions:
         return ModelOptions(
