@@ -220,5 +220,5 @@ def rewrite_jsonl(path: Path, records: list[Any]) -> None:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(redact(json.dumps(data, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
     os.replace(tmp, path)
