@@ -191,6 +191,22 @@ def _(tmp: Path, run: Path):
     return ["check", _copy(run, tmp)], "--thresholds"
 
 
+@bad("check: a trajectory line that is not a record")
+def _(tmp: Path, run: Path):
+    target = _copy(run, tmp)
+    _insert_line(target / "trajectories.jsonl", b"[]")
+    thresholds = tmp / "thresholds.yaml"
+    thresholds.write_text("thresholds:\n  min_episodes: 1\n")
+    return ["check", target, "--thresholds", thresholds], "trajectories.jsonl"
+
+
+@bad("check: thresholds that are not numbers")
+def _(tmp: Path, run: Path):
+    thresholds = tmp / "thresholds.yaml"
+    thresholds.write_text("thresholds:\n  min_safe_rate: .nan\n")
+    return ["check", _copy(run, tmp), "--thresholds", thresholds], "thresholds.yaml"
+
+
 @bad("chat --schema with a duplicate key")
 def _(tmp: Path, run: Path):
     schema = tmp / "schema.json"

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from toolemu.check import check_report, load_thresholds
+from toolemu.errors import InputError
 from toolemu.log import run_files
 from toolemu.reporting import build_report, load_runs
 from toolemu.reporting.badge import summary_svg
@@ -29,4 +30,7 @@ def check(
     out = svg or run_files(run).directory / "summary.svg"
     out.write_text(summary_svg(label, result), encoding="utf-8")
     typer.echo(result.line())
+    problems = [p for r in loaded for p in r.info.problems]
+    if problems:  # lines that are not records: the numbers above leave them out, so the input is bad
+        raise InputError.from_lines(problems)
     raise typer.Exit(result.exit_code)
