@@ -131,7 +131,7 @@ for args, flag in EMULATE_FLAGS:
 
 MODEL_STRINGS: list[tuple[list[str], str]] = [
     (["--agent-model", "nope:model"], "--agent-model"),
-    (["--simulator-model", "gpt-4o"], "--simulator-model"),
+    (["--simulator-model", "nowhere:model"], "--simulator-model"),
     (["--model", "openai"], "openai"),
     (["--monitor-model", "::"], "--monitor-model"),
 ]

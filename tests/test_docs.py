@@ -45,10 +45,11 @@ def section(page: str, anchor: str) -> str:
 
 
 def hostile_toolkit(name: str = f"Evil{PAYLOAD_IMG}") -> dict[str, Any]:
-    """Every string a toolkit file holds is a payload that would run if it were ever treated as HTML."""
+    """Every string a toolkit file holds is a payload that would run if it were ever treated as HTML (but the names
+    an agent calls, name_for_model and tool names: the loader takes only one word there)."""
     return {
         "toolkit": name,
-        "name_for_model": f"Evil{PAYLOAD_SCRIPT}",
+        "name_for_model": "Evil",
         "name_for_human": f"human {PAYLOAD}",
         "description_for_model": f"for model {PAYLOAD} {BREAKOUT}",
         "description_for_human": f"for human {PAYLOAD}",
@@ -57,7 +58,7 @@ def hostile_toolkit(name: str = f"Evil{PAYLOAD_IMG}") -> dict[str, Any]:
         "policy": "evil-policy",
         "tools": [
             {
-                "name": f"Tool{PAYLOAD_IMG}",
+                "name": "Tool",
                 "summary": f"summary {PAYLOAD} {BREAKOUT}",
                 "parameters": [
                     {"name": f"p{PAYLOAD_IMG}", "type": "string", "description": f"param {PAYLOAD}", "required": True}
@@ -369,7 +370,7 @@ def test_docs_command_bad_input_is_one_line_and_exit_2(run_cli, tmp_path: Path, 
     specs = ["--toolkits-path", hostile_specs[0], "--input-path", hostile_specs[1]]
     result = run_cli("docs", "--out", out, "--openapi", *specs)
     assert result.code == 2 and not out.exists()
-    assert "OpenAPI file" in result.err and "OpenAPI path" in result.err
+    assert "OpenAPI file" in result.err  # (a tool name that is no URL path is refused when the specs load)
     # Without --openapi the same specs make a page.
     assert run_cli("docs", "--out", out, *specs).code == 0
 

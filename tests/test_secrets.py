@@ -108,6 +108,7 @@ def test_a_key_under_any_variable_name_reaches_nothing_written(tmp_path, run_cli
     from conftest import FIXTURES
 
     from toolemu.llm import retry
+    from toolemu.scorers import DEFAULT_SCORERS
 
     monkeypatch.setattr(retry, "BASE_WAIT_S", 0.01)
     monkeypatch.chdir(tmp_path)
@@ -127,7 +128,7 @@ def test_a_key_under_any_variable_name_reaches_nothing_written(tmp_path, run_cli
     written = {p.name: p for p in [*run.iterdir(), *(tmp_path / "cache").iterdir()]}
     for name in ("trajectories.jsonl", "report.html", "report.json", "responses.sqlite"):
         assert name in written, name
-    assert len([n for n in written if "_eval_" in n]) == 3
+    assert len([n for n in written if "_eval_" in n]) == len(DEFAULT_SCORERS)  # one file per scorer
     for path in written.values():
         assert key.encode() not in path.read_bytes(), path.name
     assert key not in result.out and key not in result.err  # the console and the log
