@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolemu.errors import InputError, Problem
 from toolemu.reporting.model import GroupStats, Report
+from toolemu.yamlfile import read_yaml_mapping
 
 Verdict = Literal["OK", "WARN", "FAIL"]
 
@@ -103,16 +103,7 @@ class CheckResult:
 
 
 def load_thresholds(path: Path) -> ThresholdFile:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError.single(path, f"cannot be read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError.single(path, "expected UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        raise InputError.single(path, f"expected YAML: {getattr(exc, 'problem', None) or exc}") from None
-    if not isinstance(data, dict):
-        raise InputError.single(path, f"expected a mapping with 'thresholds', got {type(data).__name__}")
+    data = read_yaml_mapping(path, "thresholds")
     try:
         return ThresholdFile.model_validate(data)
     except ValidationError as exc:

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from toolemu.errors import InputError, Problem
@@ -36,6 +35,7 @@ from toolemu.gates.base import CallView
 from toolemu.gates.registry import register_gate_kind
 from toolemu.llm import ModelHub
 from toolemu.log import GateDecision, GatePhase
+from toolemu.yamlfile import read_yaml_mapping
 
 
 def _regex(pattern: str | None) -> str | None:
@@ -215,18 +215,7 @@ class RuleGate:
 
 def load_policy(path: Path) -> RuleGate:
     """A policy file as a gate; anything wrong is one line per problem naming the file, the rule and the field."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError.single(path, f"cannot be read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError.single(path, "expected UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise InputError.single(path, f"expected YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
-    if not isinstance(data, dict):
-        raise InputError.single(path, f"expected a mapping with 'rules', got {type(data).__name__}")
+    data = read_yaml_mapping(path, "rules")
     try:
         policy = Policy.model_validate(data)
     except ValidationError as exc:
