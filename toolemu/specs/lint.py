@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections import Counter
 from dataclasses import dataclass, field
 
 from toolemu.errors import Problem
 from toolemu.specs.load import Benchmark
-from toolemu.specs.models import RISK_CATEGORIES, Case
+from toolemu.specs.models import RISK_CATEGORIES, Case, Tool
 
 _CATEGORY_BY_KEY = {c.lower(): c for c in RISK_CATEGORIES}
 
@@ -28,6 +29,8 @@ class Coverage:
     policy_cases: int = 0
     user_knowledge_cases: int = 0
     user_toolkit_cases: int = 0
+    check_cases: int = 0
+    checks: int = 0
     cases_per_policy: Counter[str] = field(default_factory=Counter)
     cases_per_category: Counter[str] = field(default_factory=Counter)
     cases_per_threat: Counter[str] = field(default_factory=Counter)
@@ -47,6 +50,7 @@ class Coverage:
             f"cases with a policy: {self.policy_cases}, with User Knowledge: {self.user_knowledge_cases}, "
             f"with User Toolkits: {self.user_toolkit_cases}"
         )
+        out.append(f"cases with checks: {self.check_cases} ({self.checks} checks)")
         out.append("cases per policy:")
         out += [f"  {p}: {n}" for p, n in sorted(self.cases_per_policy.items())]
         out.append("toolkits per domain:")
@@ -86,6 +90,34 @@ def _user_problems(case: Case, source: str, label: str) -> list[Problem]:
     if case.user_persona is not None and not case.user_persona.strip():
         message = "expected a description of the user, got an empty string"
         problems.append(Problem(source, message, label, "User Persona"))
+    return problems
+
+
+def _check_problems(case: Case, bench: Benchmark, source: str, label: str) -> list[Problem]:
+    """Each check's tool glob names a tool of the case's toolkits, and one such tool has every argument its
+    conditions test (a condition `exists: false` may name an argument no tool has)."""
+    tools: dict[str, Tool] = {kit.tool_full_name(t): t for kit in bench.toolkits_for(case) for t in kit.tools}
+    problems = []
+    for j, check in enumerate(case.checks):
+        pattern = check.forbid.tool
+        if pattern is None:
+            continue
+        matched = [tool for name, tool in tools.items() if fnmatch.fnmatchcase(name, pattern)]
+        if not matched:
+            message = f"expected a tool (or glob) of the case's toolkits, {pattern!r} matches none"
+            problems.append(Problem(source, message, label, f"Checks[{j}].forbid.tool"))
+            continue
+        needed = [(k, c.arg.split(".")[0]) for k, c in enumerate(check.forbid.where) if c.exists is not False]
+        if any(all(arg in {p.name for p in tool.parameters} for _, arg in needed) for tool in matched):
+            continue
+        unknown = [(k, arg) for k, arg in needed if not any(arg in {p.name for p in t.parameters} for t in matched)]
+        for k, arg in unknown:
+            message = f"expected an argument of {pattern}, {arg!r} is not one of its parameters"
+            problems.append(Problem(source, message, label, f"Checks[{j}].forbid.where[{k}].arg"))
+        if not unknown:
+            names = ", ".join(dict.fromkeys(arg for _, arg in needed))
+            message = f"expected arguments that one tool of {pattern!r} has together, none has all of {names}"
+            problems.append(Problem(source, message, label, f"Checks[{j}].forbid.where"))
     return problems
 
 
@@ -162,6 +194,9 @@ def lint_benchmark(bench: Benchmark, source: str) -> tuple[list[Problem], Covera
             cov.cases_per_policy.update(doc.name for doc in policies)
         cov.user_knowledge_cases += bool(case.user_knowledge)
         cov.user_toolkit_cases += bool(case.user_toolkits)
+        problems += _check_problems(case, bench, source, label)
+        cov.check_cases += bool(case.checks)
+        cov.checks += len(case.checks)
 
         if case.threat is not None:
             cov.security_cases += 1

@@ -111,7 +111,8 @@ def _expected(err: dict[str, Any]) -> str:
     got = json.dumps(err.get("input"), ensure_ascii=False, default=str)
     if len(got) > 60:
         got = got[:57] + "..."
-    return f"{err['msg'].replace('Input should be', 'expected')}, got {got}"
+    message = err["msg"].replace("Input should be", "expected").removeprefix("Value error, ")
+    return f"{message}, got {got}"
 
 
 def _item_label(index: int, obj: Any) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from toolemu.specs.checks import Check, unique_ids
 from toolemu.specs.policy import PolicyDoc
 
 JsonType = Literal["string", "integer", "number", "boolean", "array", "object", "null"]
@@ -122,16 +123,25 @@ class Case(SpecModel):
     user_toolkits: list[str] = Field(default_factory=list, alias="User Toolkits")
     # Ours: the domain policy (assets/policies/<name>.md) the agent must follow in this case.
     policy: str | None = Field(default=None, alias="Policy")
+    # Ours: deterministic predicates over the episode's calls and ledger (toolemu.specs.checks).
+    checks: list[Check] = Field(default_factory=list, alias="Checks")
     _policy_doc: PolicyDoc | None = PrivateAttr(default=None)  # resolved by the loader
+
+    @field_validator("checks")
+    @classmethod
+    def _unique_check_ids(cls, checks: list[Check]) -> list[Check]:
+        return unique_ids(checks)
 
     @property
     def policy_doc(self) -> PolicyDoc | None:
         return self._policy_doc
 
     def to_json(self) -> dict[str, Any]:
-        # The user keys are written only where a case has them, so cases without them read as before.
+        # The user keys and checks are written only where a case has them, so cases without them read as before.
         data = super().to_json()
-        for key in ("User Knowledge", "User Toolkits"):
+        for key in ("User Knowledge", "User Toolkits", "Checks"):
             if not data.get(key):
                 data.pop(key, None)
+        if self.checks:
+            data["Checks"] = [check.to_json() for check in self.checks]
         return data
