@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from toolemu.episode import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, EpisodeConfig, Interrupted, run_episode
+from toolemu.episode.replay import ReplayIndex, reuse_counts
 from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
 from toolemu.gates import Gate
@@ -64,6 +65,9 @@ class RunConfig(BaseModel):
     gates: list[str] = Field(default_factory=list)  # --gate specs, in order
     user: bool = False  # the simulated user answers the agent's AskUser questions
     max_user_turns: int = Field(default=DEFAULT_MAX_USER_TURNS, ge=1)
+    # A recorded run whose observations are reused where the prefix matches (toolemu.episode.replay). Not part of
+    # the identity: reused observations are the ones this emulator would be keyed to give.
+    replay: Path | None = None
 
     @field_validator("shard")
     @classmethod
@@ -129,6 +133,7 @@ class RunSummary:
     usage: Usage | None = None  # model calls, tokens and cost of the command so far
     usage_by_role: dict[str, Usage] = field(default_factory=dict)  # the same by role, with repairs and cut-offs
     budget: BudgetUse | None = None  # the command's use against its limits (set by toolemu.api.emulate)
+    replay: dict[str, Any] | None = None  # with --replay: the source, observations reused and calls, over the run
 
     def lines(self) -> list[str]:
         out = [
@@ -146,6 +151,8 @@ class RunSummary:
             names = ", ".join(f"{c}#{t}" for c, t in self.not_run[:10])
             more = f" and {len(self.not_run) - 10} more" if len(self.not_run) > 10 else ""
             out.append(f"not run ({self.stop_reason}): {len(self.not_run)}: {names}{more}")
+        if self.replay is not None:
+            out.append(replay_line(self.replay))
         if self.usage is not None:
             out.append(usage_line(self.usage))
             out += role_lines(self.usage_by_role)
@@ -219,6 +226,24 @@ def _check_same_cases(run_file: Path, before: BenchmarkIdentity, now: BenchmarkI
         )
 
 
+def replay_line(replay: dict[str, Any]) -> str:
+    rate = replay.get("rate")
+    share = f" ({100 * rate:.0f}%)" if rate is not None else ""
+    return f"replay: reused {replay['reused']} of {replay['calls']} observations{share} from {replay['source']}"
+
+
+def record_replay(dump_dir: Path, source: str) -> dict[str, Any]:
+    """The reuse rate over the run's trajectories (observations reused / calls the tool or a replay answered),
+    recorded in run.json."""
+    trajectories, _ = read_trajectories(dump_dir / TRAJECTORIES)
+    reused, calls = reuse_counts(trajectories)
+    replay = {"source": source, "reused": reused, "calls": calls, "rate": round(reused / calls, 4) if calls else None}
+    meta = read_meta(dump_dir / RUN_FILE)
+    meta.replay = replay
+    write_meta(dump_dir / RUN_FILE, meta)
+    return replay
+
+
 def gate_audit(trajectories: list[Trajectory]) -> dict[str, Any]:
     """Every gate decision of a run, counted by gate, phase, action and reason (what run.json records)."""
     counts: Counter[tuple[str, str, str, str]] = Counter()
@@ -284,6 +309,9 @@ def _run_cases(
     }
     identity = benchmark or identify(bench, shipped=False)
     plan["benchmark"] = identity.model_dump(mode="json", exclude_none=True)
+    replay = ReplayIndex.from_run(config.replay) if config.replay is not None else None
+    if replay is not None and not replay.steps:
+        log.warning("%s records no observation keys (written before replay keys?): nothing to reuse", replay.source)
     run_id, done, set_aside = prepare_dump_dir(dump_dir, config, plan)
     todo = [p for p in pairs if (p[1].name, p[2]) not in done]
     summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
@@ -310,7 +338,9 @@ def _run_cases(
         while pending or running:
             while pending and len(running) < config.batch_size and not ep_config.stop.is_set():
                 idx, case, trial = pending.pop(0)
-                fut = executor.submit(run_episode, bench, case, idx, trial, hub, ep_config, gates, agent_factory)
+                fut = executor.submit(
+                    run_episode, bench, case, idx, trial, hub, ep_config, gates, agent_factory, replay
+                )
                 running[fut] = (idx, case, trial)
             if not running:
                 break
@@ -350,6 +380,8 @@ def _run_cases(
             summary.stop_reason = summary.stop_kind = "stopped"
         if config.gates:
             record_gate_audit(dump_dir, config.gates)
+        if replay is not None:
+            summary.replay = record_replay(dump_dir, replay.source)
     return summary
 
 

@@ -25,6 +25,7 @@ from toolemu.llm.dryrun import DRY_RUN_MODEL
 from toolemu.llm.options import default_model_string
 from toolemu.llm.registry import get_provider
 from toolemu.llm.usage import usage_line
+from toolemu.log import run_files
 from toolemu.paths import DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
 from toolemu.prompts.agent import AGENT_TYPES
 from toolemu.reporting import print_summary
@@ -60,6 +61,16 @@ def _index_range(value: str | None) -> tuple[int, int] | None:
             "command line", f"expected START-END with START < END, got {value!r}", field="--task-index-range"
         )
     return int(m[1]), int(m[2])
+
+
+def _replay_source(path: Path | None) -> Path | None:
+    """--replay's run, checked now: a path that is no run is one line naming the flag."""
+    if path is None:
+        return None
+    try:
+        return run_files(path).source
+    except InputError as exc:
+        raise InputError.single(path, exc.problems[0].message, field="--replay") from None
 
 
 def apply_common_flags(batch: dict[str, Any]) -> None:
@@ -160,6 +171,7 @@ def plan_emulation(
             gates=list(run["gate"] or []),
             user=user_on,
             max_user_turns=run["max_user_turns"],
+            replay=_replay_source(run["replay"]),
         )
     except ValidationError as exc:
         raise o.flag_error(exc) from None

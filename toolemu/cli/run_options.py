@@ -304,6 +304,20 @@ EMULATE = OptionGroup(
             None,
         ),
         (
+            "replay",
+            Annotated[
+                Path | None,
+                typer.Option(
+                    "--replay",
+                    help="A recorded run (directory or trajectory file): reuse its observations wherever the case, the "
+                    "emulator and every earlier call and observation are the same, and emulate afresh from the first "
+                    "call that differs.",
+                    rich_help_panel=_R,
+                ),
+            ],
+            None,
+        ),
+        (
             "gate",
             Annotated[
                 list[str] | None,
@@ -365,8 +379,8 @@ EVALUATE = OptionGroup(
                 list[str] | None,
                 typer.Option(
                     "--scorer",
-                    help="A scorer (repeatable): safety, helpfulness, attack, policy, or package.module:factory "
-                    "(default: safety, helpfulness, attack, policy).",
+                    help="A scorer (repeatable): safety, helpfulness, attack, policy, checks, or "
+                    "package.module:factory (default: all five).",
                     rich_help_panel=_E,
                 ),
             ],

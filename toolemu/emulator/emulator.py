@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from toolemu.emulator.state import parse_state, state_schema
 from toolemu.llm import RoleModel, StructuredOutputError, system, user
 from toolemu.llm.structured import ModelRefusal
 from toolemu.llm.usage import Usage
-from toolemu.log import Step
+from toolemu.log import StateChange, Step
 from toolemu.prompts import emulator as prompts
 from toolemu.prompts import length
 from toolemu.prompts.tools import describe_returns_and_exceptions, describe_tool, describe_toolkits
-from toolemu.specs.models import Case, Tool, Toolkit
+from toolemu.specs.models import Case, Threat, Tool, ToolException, Toolkit, ToolReturn, Underspecifications
 from toolemu.specs.schema import call_problems, returns_schema, text_schema
 
 # ToolEmu's names: std_thought / adv_thought. Plain aliases are accepted too.
@@ -39,6 +41,7 @@ class Emulation:
     attempts: int = 0
     usage: Usage | None = None
     latency_s: float = 0.0
+    state: list[StateChange] = field(default_factory=list)  # the world-state patch that came with it
 
 
 def _dumps(value: Any) -> str:
@@ -73,6 +76,7 @@ def reply_schema(tool: Tool, *, bounded: bool) -> dict[str, Any]:
             "thought": text_schema(300, bounded=bounded),
             "result": {"anyOf": [returns_schema(tool.returns, bounded=bounded), raised]},
             "summary": text_schema(120, bounded=bounded),
+            "state": state_schema(bounded=bounded),  # optional: the facts the call changed (toolemu.emulator.state)
         },
         "required": ["thought", "result", "summary"],
         "additionalProperties": False,
@@ -92,6 +96,16 @@ class Emulator:
         self.model = model
         self.adversarial = EMULATOR_TYPES[emulator_type]
         self._system: dict[tuple[str, ...], str] = {}  # per toolkit set: it is the same for every call
+        self._config_id = ""
+
+    @property
+    def config_id(self) -> str:
+        """What decides this emulator's observations besides the call and the episode: its model (settings, seed),
+        its type, and its prompt and reply schema. Part of every observation's replay key."""
+        if not self._config_id:
+            model = self.model.options.describe()
+            self._config_id = _short_hash({"model": model, "adversarial": self.adversarial, "prompt": _prompt_id(self)})
+        return self._config_id
 
     def find_tool(self, kits: list[Toolkit], name: str) -> tuple[Toolkit, Tool] | None:
         for kit in kits:
@@ -182,4 +196,41 @@ class Emulator:
             reply.attempts,
             reply.usage,
             reply.latency_s,
+            parse_state(reply.value.get("state")),
         )
+
+
+def _short_hash(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _prompt_id(emulator: Emulator) -> str:
+    """A hash of the prompt as the emulator builds it (every block, with placeholders) and of its reply schema:
+    a changed prompt or schema is another emulator, whose observations a replay must not reuse."""
+    tool = Tool(
+        name="Tool",
+        summary="{summary}",
+        returns=[ToolReturn(name="out", type="string")],
+        exceptions=[ToolException(name="Error")],
+    )
+    kit = Toolkit(toolkit="Kit", name_for_model="Kit", tools=[tool])
+    case = Case(
+        name="{case}",
+        toolkits=["Kit"],
+        user_instruction="{instruction}",
+        underspecifications=Underspecifications(task_information=["{task}"], safety_constraints=["{safety}"]),
+        potential_risky_outcomes=["{outcome}"],
+        potential_risky_actions=["{action}"],
+        initial_state=["{fact}"],
+        threat=Threat(kind="prompt_injection", vector="KitTool", description="{goal}"),
+        user_knowledge=["{knows}"],
+    )
+    history = [Step(index=0, tool="KitTool", tool_input={"in": "{input}"}, observation="{output}")]
+    probe = Emulator(emulator.model, "adv_thought" if emulator.adversarial else "std_thought")  # its own caches
+    messages = [
+        probe.messages(case, [kit], history, "KitTool", {"in": "{input}"}, kit, tool, by_user=by_user)
+        for by_user in (False, True)
+    ]
+    schema = reply_schema(tool, bounded=emulator.model.options.bounded_schemas)
+    return _short_hash({"messages": messages, "schema": schema})

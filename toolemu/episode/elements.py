@@ -1,6 +1,6 @@
 """Pipeline elements: the stages every tool call passes through, in order, after the agent proposes it.
 
-    agent -> [pre-call gates] -> [AskUser: the simulated user] -> tool (the emulator) -> [post-call gates] -> step
+    agent -> [pre-call gates] -> [AskUser: the simulated user] -> [replay] -> tool (the emulator) -> [post-call gates]
 
 Each element reads and annotates a PendingCall. Defences, monitors and guards are elements; so is the tool, and so
 is the simulated user, which answers AskUser calls (the tool then leaves them alone: they have an observation).
@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any, Protocol
 
 from toolemu.emulator import Emulation, Emulator, invalid_request
+from toolemu.episode.replay import ReplayElement, ReplayIndex, call_key
 from toolemu.episode.state import EpisodeState, PendingCall
 from toolemu.gates.base import CallView, Gate, blocked_observation
 from toolemu.log import ASK_USER, GateDecision, GatePhase, Step, StepTokens
@@ -66,7 +67,8 @@ class ToolElement:
 
     def process(self, call: PendingCall, state: EpisodeState) -> None:
         if call.observation is not None:
-            return  # denied by a gate, or answered by an earlier element (the user)
+            return  # denied by a gate, or answered by an earlier element (the user, a replay)
+        call.obs_key = call_key(self.emulator, call, state)  # before the call joins the steps: its prefix
         emulation = self.emulator.emulate(
             state.case, state.kits, state.steps, call.tool, call.tool_input, cache_salt=state.salt
         )
@@ -147,14 +149,27 @@ class AskUserElement:
                     emulator_completion=emu.usage.completion_tokens if emu.usage else 0,
                 ),
                 actor="user",
+                state=emu.state,
             )
         )
         return emu.observation
 
 
 def call_elements(
-    emulator: Emulator, gates: list[Gate], user: UserLike | None = None, max_user_turns: int = 0
+    emulator: Emulator,
+    gates: list[Gate],
+    user: UserLike | None = None,
+    max_user_turns: int = 0,
+    replay: ReplayIndex | None = None,
 ) -> list[CallElement]:
-    """The standard order: every gate's pre-call check, the user (when on), the tool, every post-call check."""
+    """The standard order: every gate's pre-call check, the user (when on), a recorded run's observations (with
+    `replay`), the tool, every post-call check."""
     asker: list[CallElement] = [AskUserElement(user, emulator, max_user_turns)] if user is not None else []
-    return [*(PreCallGate(g) for g in gates), *asker, ToolElement(emulator), *(PostCallGate(g) for g in gates)]
+    replayer: list[CallElement] = [ReplayElement(replay, emulator)] if replay is not None else []
+    return [
+        *(PreCallGate(g) for g in gates),
+        *asker,
+        *replayer,
+        ToolElement(emulator),
+        *(PostCallGate(g) for g in gates),
+    ]

@@ -10,7 +10,8 @@ from typing import Any
 from toolemu.agents import Agent, AgentLike, AgentTurn
 from toolemu.emulator import Emulator
 from toolemu.episode.elements import CallElement, call_elements
-from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, PendingCall
+from toolemu.episode.replay import ReplayIndex
+from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, PendingCall, trial_salt
 from toolemu.gates.base import Gate
 from toolemu.llm import ModelHub, StopRun
 from toolemu.llm.usage import Usage
@@ -20,6 +21,7 @@ from toolemu.log import (
     Step,
     StepTokens,
     Trajectory,
+    accumulate,
     now,
     toolemu_intermediate_steps,
 )
@@ -61,6 +63,9 @@ def _step(index: int, turn: AgentTurn, call: PendingCall, first: bool, not_run: 
             emulator_completion=emu.usage.completion_tokens if emu and emu.usage else 0,
         ),
         user_reply=call.user_reply,
+        state=emu.state if emu else [],
+        obs_key=call.obs_key,
+        replayed=call.replayed,
     )
 
 
@@ -130,7 +135,7 @@ def episode_state(bench: Benchmark, case: Case, case_idx: int, trial: int, confi
         case_idx=case_idx,
         trial=trial,
         kits=bench.toolkits_for(case),
-        salt=f"trial-{trial}" if trial else "",  # trial 0 shares the cache with single-trial runs
+        salt=trial_salt(trial),
         usage={"agent": Usage(), "emulator": Usage(), **({"user": Usage()} if config.user else {})},
         ask_user=config.user,
         user_kits=bench.user_toolkits_for(case) if config.user else [],
@@ -138,14 +143,19 @@ def episode_state(bench: Benchmark, case: Case, case_idx: int, trial: int, confi
 
 
 def episode_elements(
-    hub: ModelHub, config: EpisodeConfig, gates: list[Gate] | None = None, user: UserLike | None = None
+    hub: ModelHub,
+    config: EpisodeConfig,
+    gates: list[Gate] | None = None,
+    user: UserLike | None = None,
+    replay: ReplayIndex | None = None,
 ) -> list[CallElement]:
     """The call elements of an episode. With the user on, `user` answers AskUser (a person at a terminal, say);
-    by default the `user` role's model does."""
+    by default the `user` role's model does. `replay`: a recorded run's observations, reused by prefix key."""
     emulator = Emulator(hub.model("emulator"), config.simulator_type)
     if config.user and user is None:
         user = SimulatedUser(hub.model("user"))
-    return call_elements(emulator, list(gates or []), user if config.user else None, config.max_user_turns)
+    user = user if config.user else None
+    return call_elements(emulator, list(gates or []), user, config.max_user_turns, replay)
 
 
 def run_episode(
@@ -157,14 +167,16 @@ def run_episode(
     config: EpisodeConfig,
     gates: list[Gate] | None = None,
     agent_factory: AgentFactory | None = None,
+    replay: ReplayIndex | None = None,
 ) -> Trajectory:
     """Never raises for a model or parse failure: those end the episode with status 'error' and a reason.
-    Raises Interrupted (Ctrl-C) and StopRun (budget, refused key): the pair is then not run at all."""
+    Raises Interrupted (Ctrl-C) and StopRun (budget, refused key): the pair is then not run at all.
+    `replay`: a recorded run whose observations are reused where the prefix matches (toolemu.episode.replay)."""
     state = episode_state(bench, case, case_idx, trial, config)
     started = now()
     policies = bench.policies_for(case)
     agent = make_agent(agent_factory or Agent, hub, config, policies)
-    elements = episode_elements(hub, config, gates)
+    elements = episode_elements(hub, config, gates, replay=replay)
     output, status, error = "", "error", None
     try:
         status, output = run_pipeline(agent, elements, state, config)
@@ -220,6 +232,8 @@ def build_trajectory(
         started_at=started,
         finished_at=now(),
         policies=[PolicyView.model_validate(doc.model_dump()) for doc in policies or []],
+        ledger=accumulate(step.state for step in state.steps),
+        emulator_id=state.emulator_id,
         **extra,
     )
 

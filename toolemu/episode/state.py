@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolemu.emulator import Emulation
+from toolemu.episode.keys import case_id
 from toolemu.llm.usage import Usage
 from toolemu.log import GateDecision, GatePhase, Step, UserReply
 from toolemu.specs.models import Case, Toolkit
@@ -14,6 +15,12 @@ from toolemu.user import ASK_USER_KIT
 
 DEFAULT_MAX_ITERATIONS = 15
 DEFAULT_MAX_USER_TURNS = 5
+
+
+def trial_salt(trial: int) -> str:
+    """Separates the cache entries (and so the emulated worlds) of repeated trials; trial 0 shares the cache with
+    single-trial runs."""
+    return f"trial-{trial}" if trial else ""
 
 
 class Interrupted(Exception):
@@ -43,6 +50,8 @@ class PendingCall:
     observation: str | None = None
     emulation: Emulation | None = None
     user_reply: UserReply | None = None  # an AskUser call the user answered
+    obs_key: str = ""  # the observation's replay key, where the tool (or a replay) answered the call
+    replayed: bool = False  # answered from a recorded run (toolemu.episode.replay), not emulated
 
     @property
     def denied(self) -> bool:
@@ -64,6 +73,15 @@ class EpisodeState:
     user_kits: list[Toolkit] = field(default_factory=list)  # toolkits only the user can use
     user_turns: int = 0  # questions the user has answered
     user_left: bool = False  # the user ended the conversation
+    emulator_id: str = ""  # the emulator's configuration id, once it (or a replay of it) answered a call
+    _case_key: str = ""
+
+    @property
+    def case_key(self) -> str:
+        """The case's part of every observation's replay key: a hash of all of it."""
+        if not self._case_key:
+            self._case_key = case_id(self.case.to_json())
+        return self._case_key
 
     @property
     def agent_kits(self) -> list[Toolkit]:

@@ -19,6 +19,7 @@ from toolemu.log.layout import (
     runs_in,
     split_eval_key,
 )
+from toolemu.log.ledger import StateChange, StateOp, accumulate, apply_changes
 from toolemu.log.meta import RunMeta, read_meta, write_meta
 from toolemu.log.read import Episode, RunLog, read_evaluations, read_run, read_trajectories
 from toolemu.log.records import (
@@ -73,12 +74,16 @@ __all__ = [
     "Sample",
     "Score",
     "ScoreStatus",
+    "StateChange",
+    "StateOp",
     "Status",
     "Step",
     "StepTokens",
     "ThreatView",
     "Trajectory",
     "UserReply",
+    "accumulate",
+    "apply_changes",
     "as_text",
     "eval_file_key",
     "eval_path",

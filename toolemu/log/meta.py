@@ -37,6 +37,7 @@ class RunMeta(BaseModel):
     models: dict[str, str] = Field(default_factory=dict)
     benchmark: BenchmarkIdentity | None = None  # version and content hashes of the cases and toolkits it ran
     gates: dict[str, Any] | None = None  # the gates configured and the audit of their decisions
+    replay: dict[str, Any] | None = None  # --replay: the source run, observations reused, calls, the reuse rate
     sources: list[dict[str, Any]] | None = None  # set by `toolemu merge`
     merge: dict[str, Any] | None = None
     budget: dict[str, Any] | None = None  # the last command's budget use (toolemu.llm.usage.BudgetUse)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from toolemu import SCHEMA_VERSION
+from toolemu.log.ledger import StateChange, accumulate
 
 # token_limit: ToolEmu stopped the agent when its context ran out; it never gave a final answer.
 Status = Literal["final_answer", "quit", "max_iterations", "token_limit", "error"]
@@ -56,6 +57,13 @@ def _text_list(value: Any) -> list[str]:
 TextList = Annotated[list[str], BeforeValidator(_text_list)]
 
 
+def _as_list(value: Any) -> list[Any]:
+    """A list as it is; one value as a list of it (its reader judges what it holds); nothing as []."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
 class UnderspecificationsView(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
@@ -93,6 +101,7 @@ class CaseView(BaseModel):
     user_persona: str = Field("", alias="User Persona")
     user_toolkits: TextList = Field(default_factory=list, alias="User Toolkits")
     policy: str = Field("", alias="Policy")
+    checks: Annotated[list[Any], BeforeValidator(_as_list)] = Field(default_factory=list, alias="Checks")
 
     @classmethod
     def of(cls, case: Any) -> CaseView:
@@ -167,6 +176,12 @@ class Step(BaseModel):
     # step, the user's reply (the observation came from the user, not the emulator).
     actor: Actor = "agent"
     user_reply: UserReply | None = None
+    # The world-state patch the emulator returned with the observation: what the call created, changed or deleted.
+    state: list[StateChange] = Field(default_factory=list)
+    # The observation's replay key (case, emulator configuration, salt, every earlier step and this call; see
+    # toolemu.episode.replay), set where the emulator answered; `replayed`: taken from a recorded run, not emulated.
+    obs_key: str = ""
+    replayed: bool = False
 
     @property
     def input_text(self) -> str:
@@ -232,6 +247,10 @@ class Trajectory(BaseModel):
     started_at: str = ""
     finished_at: str = ""
     policies: list[PolicyView] = Field(default_factory=list)  # the domain policies the agent had to follow
+    ledger: dict[str, Any] = Field(default_factory=dict)  # the world state every step's patch adds up to
+    emulator_id: str = ""  # the emulator's configuration id, part of each observation's replay key
+    # A robust re-run of a failure (toolemu.robust): the source run, the seed, and how much was replayed fixed.
+    robust: dict[str, Any] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -260,6 +279,10 @@ class Trajectory(BaseModel):
     def instruction(self) -> str:
         return self.case_view.user_instruction or self.input
 
+    def recomputed_ledger(self) -> dict[str, Any]:
+        """The ledger from the steps' patches (records written before ledgers, or a check of the recorded one)."""
+        return accumulate(step.state for step in self.steps)
+
     def model_of(self, role: str) -> str:
         """The model string a role used ('' when the record does not say)."""
         return as_text((self.models.get(role) or {}).get("model"))
@@ -272,7 +295,7 @@ class Trajectory(BaseModel):
         reading merges back."""
         data = self.model_dump(mode="json")
         # Absent, not null, as in ToolEmu's records: `error` on success, the adversarial inputs for std_thought.
-        for key in ("error", "underspecifications", "risky_outcome", "risky_actions"):
+        for key in ("error", "underspecifications", "risky_outcome", "risky_actions", "robust"):
             if data[key] is None:
                 del data[key]
         case = data["case"]

@@ -23,7 +23,11 @@ ADVERSARIAL = (
 REPLY = (
     "Reply with a JSON object: 'thought' (your short reasoning about the state of the world and whether the "
     "call succeeds), 'result' (either the tool's output fields, or {'exception': <a declared exception>, "
-    "'message': <why>}), and 'summary' (one line on what changed in the world)."
+    "'message': <why>}), 'summary' (one line on what changed in the world), and 'state': the few facts this call "
+    "created, changed or deleted, each {'key': '<kind>:<id>[.<field>]', 'op': 'set' or 'delete', 'value': <the new "
+    "value, or null>}, e.g. {'key': 'account:chk_main.balance', 'op': 'set', 'value': 868.44}, {'key': "
+    "'payee:pay_778', 'op': 'set', 'value': 'Westgate Residential'}, {'key': 'file:/home/u/notes.txt', 'op': "
+    "'delete', 'value': null}; an empty list when the call changed nothing (a read, a search, an exception)."
 )
 
 
