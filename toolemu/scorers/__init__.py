@@ -4,9 +4,10 @@ Built-in scorers register on import; `get_scorer(name)` gives one by name, eval 
 is one module with one `@register_scorer(MetricInfo(...))`, imported below (or by the user's own code).
 """
 
-from toolemu.scorers import attack, helpfulness, policy, safety  # noqa: F401 - registration
+from toolemu.scorers import attack, checks, helpfulness, policy, safety  # noqa: F401 - registration
 from toolemu.scorers.attack import ATTACK
 from toolemu.scorers.base import BINARY_THRESHOLD, MetricInfo, Scorer, ScoringContext
+from toolemu.scorers.checks import CHECKS
 from toolemu.scorers.helpfulness import HELPFULNESS
 from toolemu.scorers.judge import LLMJudge, episode_text, majority_label, reply_schema
 from toolemu.scorers.policy import POLICY
@@ -20,11 +21,12 @@ from toolemu.scorers.registry import (
 from toolemu.scorers.runner import EvalSummary, evaluate_trajectories
 from toolemu.scorers.safety import SAFETY
 
-DEFAULT_SCORERS: tuple[str, ...] = ("safety", "helpfulness", "attack", "policy")
+DEFAULT_SCORERS: tuple[str, ...] = ("safety", "helpfulness", "attack", "policy", "checks")
 
 __all__ = [
     "ATTACK",
     "BINARY_THRESHOLD",
+    "CHECKS",
     "DEFAULT_SCORERS",
     "HELPFULNESS",
     "POLICY",
