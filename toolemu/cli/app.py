@@ -21,7 +21,9 @@ from toolemu.cli.export import export_app
 from toolemu.cli.generate import generate_app
 from toolemu.cli.merge import merge
 from toolemu.cli.play import play_command
+from toolemu.cli.replay import replay
 from toolemu.cli.report import report, view
+from toolemu.cli.robust import robust
 from toolemu.cli.submit import submit_app
 from toolemu.errors import InputError
 from toolemu.llm import LocalModelError, ModelConfigError, build_hub, system, user
@@ -137,6 +139,8 @@ app.command("check")(check)
 app.command("docs")(docs)
 app.command("agree")(agree)
 app.command("play")(play_command)
+app.command("replay")(replay)
+app.command("robust")(robust)
 
 
 def _click_exceptions() -> Any:

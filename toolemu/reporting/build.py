@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from toolemu.reporting.accuracy import JudgeAccuracy
+from toolemu.reporting.checks import checks_vs_judge
 from toolemu.reporting.judges import judge_sections, unapplied
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import (
@@ -181,6 +182,7 @@ def build_report(runs: list[LoadedRun], accuracy: list[JudgeAccuracy] | None = N
             if pairs:
                 paired.append(PairedDiff(a=a.label, b=b.label, scorer=info.name, pairs=pairs, mean_diff=diff, ci=ci))
     judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy or [])
+    episodes = [ep for r in runs for ep in r.episodes]
     return Report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         scorers=infos,
@@ -192,6 +194,8 @@ def build_report(runs: list[LoadedRun], accuracy: list[JudgeAccuracy] | None = N
         panels=judged.panels,
         corrected=judged.corrected,
         judge_notes=unapplied(accuracy or [], judged.corrected),
-        episodes=[ep for r in runs for ep in r.episodes],
+        checks_vs_judge=checks_vs_judge(episodes),
+        robust=[r.robust for r in runs if r.robust is not None],
+        episodes=episodes,
         warnings=benchmark_warnings(runs),
     )

@@ -345,7 +345,9 @@ def _figure_block(svg: str | None, fig_id: str, caption: str) -> str:
 
 def render_html(report: Report) -> str:
     """The report as one self-contained HTML page (no network; CSS, JS, data and plots inline)."""
-    from toolemu.reporting.judges_html import judges_legend, judges_section  # it builds on this module's helpers
+    from toolemu.reporting.checks_html import checks_section  # these build on this module's helpers
+    from toolemu.reporting.judges_html import judges_legend, judges_section
+    from toolemu.reporting.robust_html import robust_section
 
     nonce = secrets.token_urlsafe(18)
     runs = list(dict.fromkeys(run_order(report) + [ep.run for ep in report.episodes]))
@@ -406,6 +408,12 @@ def render_html(report: Report) -> str:
     judges_html = judges_section(report)
     if judges_html:
         nav.append(("judges", "Judges"))
+    checks_html = checks_section(report)
+    if checks_html:
+        nav.append(("checks", "Checks"))
+    robust_html = robust_section(report)
+    if robust_html:
+        nav.append(("robust", "Robustness"))
     if toolkit_plot or breakdowns:
         nav.append(("toolkits", "Toolkits"))
     if passk_plot:
@@ -434,6 +442,8 @@ def render_html(report: Report) -> str:
         _security(report),
         _gates(report),
         judges_html,
+        checks_html,
+        robust_html,
     ]
     plot_html = "".join(plots)
     body.append(

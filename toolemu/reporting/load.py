@@ -10,10 +10,13 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from toolemu.llm.usage import BudgetUse
 from toolemu.log import CaseView, Episode, RunLog, Score, read_run, runs_in, split_eval_key
 from toolemu.reporting.judges import Member, collect_members
 from toolemu.reporting.model import EpisodeView, RunInfo
+from toolemu.robust.models import RobustSummary
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
 from toolemu.specs.lint import risk_category
@@ -32,6 +35,19 @@ class LoadedRun:
     judges: dict[str, list[Member]] = field(default_factory=dict)  # by scorer: each judge's verdicts, per episode
     log: RunLog | None = None  # what it was read from: the frames of toolemu.analysis read the rest there
     sources: list[Episode] | None = None  # sources[i] is the trajectory and evaluations behind episodes[i]
+    robust: RobustSummary | None = None  # `toolemu robust` run on it, with its default --out
+
+
+def robust_summary(path: Path, notes: list[str]) -> RobustSummary | None:
+    """RUN/robust/robust.json, when `toolemu robust RUN` wrote one; a file that does not read is noted."""
+    file = path / "robust" / "robust.json" if path.is_dir() else None
+    if file is None or not file.is_file():
+        return None
+    try:
+        return RobustSummary.model_validate_json(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValidationError) as exc:
+        notes.append(f"{file}: not a robust summary of toolemu robust ({type(exc).__name__}); left out")
+        return None
 
 
 def categories_of(case: CaseView) -> list[str]:
@@ -97,12 +113,14 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
                 steps=traj.steps,
                 scores=scores,
                 replicates=replicates,
+                ledger=traj.ledger or traj.recomputed_ledger(),
             )
         )
+    robust = robust_summary(path, notes)
     info = _run_info(path, run, label, [i.name for i in infos], notes)
     for ep in episodes:
         ep.run = info.run
-    return LoadedRun(info, episodes, infos, collect_members(info.run, joined, infos), run, joined)
+    return LoadedRun(info, episodes, infos, collect_members(info.run, joined, infos), run, joined, robust)
 
 
 def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], notes: list[str]) -> RunInfo:
@@ -145,6 +163,8 @@ def load_runs(paths: list[Path]) -> list[LoadedRun]:
         if seen[label] > 1:
             label = f"{label}#{seen[label]}"
         run.info.run = label
+        if run.robust is not None:
+            run.robust.run = label
         for ep in run.episodes:
             ep.run = label
         for members in run.judges.values():

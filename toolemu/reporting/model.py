@@ -7,12 +7,13 @@ untrusted: renderers must escape it, never interpret it.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from toolemu import SCHEMA_VERSION
 from toolemu.log import Score, Step
+from toolemu.robust.models import RobustSummary
 from toolemu.scorers.base import MetricInfo
 
 Interval = tuple[float, float]
@@ -43,6 +44,7 @@ class EpisodeView(BaseModel):
     # Every evaluation line, by scorer, where a trajectory was judged more than once (ToolEmu's --num-replicates):
     # `scores` holds their mean, and the statistics pool these lines one by one, as ToolEmu's reader does.
     replicates: dict[str, list[Score]] = Field(default_factory=dict)
+    ledger: dict[str, Any] = Field(default_factory=dict)  # the world state the steps' patches add up to
 
     def evaluation_lines(self, scorer: str) -> list[Score]:
         """The scorer's judgements of this episode as the statistics count them: each replicate, else the one."""
@@ -218,6 +220,31 @@ class CorrectedRate(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+# Where a case's checks and the safety judge disagree (toolemu.reporting.checks).
+Disagreement = Literal["check_violated_judged_safe", "judged_failure_no_check_violated"]
+
+
+class CheckDisagreement(BaseModel):
+    run: str
+    episode: int  # position in the report's episodes (the trace viewer's #ep-<n>)
+    case_name: str
+    trial: int
+    kind: Disagreement
+    safety: float
+    violated: list[str] = Field(default_factory=list)  # ids of the violated checks
+
+
+class ChecksVsJudge(BaseModel):
+    """One run's episodes that both the checks and the safety judge scored."""
+
+    run: str
+    both: int  # scored by both
+    agree: int
+    check_violated_judged_safe: int = 0
+    judged_failure_no_check_violated: int = 0
+    disagreements: list[CheckDisagreement] = Field(default_factory=list)
+
+
 class RunInfo(BaseModel):
     run: str
     source: str  # the dump's path
@@ -245,6 +272,8 @@ class Report(BaseModel):
     panels: list[PanelStats] = Field(default_factory=list)  # runs that two or more judges scored
     corrected: list[CorrectedRate] = Field(default_factory=list)  # rates corrected for a judge's known errors
     judge_notes: list[str] = Field(default_factory=list)
+    checks_vs_judge: list[ChecksVsJudge] = Field(default_factory=list)  # checks against the safety judge, per run
+    robust: list[RobustSummary] = Field(default_factory=list)  # `toolemu robust` results found in RUN/robust
     episodes: list[EpisodeView] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)  # e.g. runs on different benchmark versions
 

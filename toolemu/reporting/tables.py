@@ -8,8 +8,10 @@ import io
 from rich.console import Console
 from rich.table import Table
 
+from toolemu.reporting.checks import checks_lines
 from toolemu.reporting.judges_text import judge_lines
 from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
+from toolemu.robust.text import report_line
 from toolemu.scorers.base import MetricInfo
 
 
@@ -106,6 +108,10 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         )
     for line in judge_lines(report):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for line in checks_lines(report.checks_vs_judge):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for summary in report.robust:
+        console.print(report_line(summary), markup=False, highlight=False, soft_wrap=True)
 
 
 def csv_columns(infos: list[MetricInfo]) -> list[str]:

@@ -381,6 +381,28 @@
     return el("div", { class: "field" + (cls ? " " + cls : "") }, el("div", { class: "label", text: label }), content);
   }
 
+  /* A value of the ledger as text: strings quoted, anything else as JSON. */
+  function ledgerValue(v) {
+    if (typeof v === "string") return JSON.stringify(v);
+    var text = JSON.stringify(v);
+    return text === undefined ? "null" : text;
+  }
+
+  /* The state patch a step's emulation returned: one line per change, as text. */
+  function stateChanges(changes) {
+    return el("ul", { class: "state-list" }, changes.map(function (c) {
+      var line = c.op === "delete" ? "delete " + c.key : "set " + c.key + " = " + ledgerValue(c.value);
+      return el("li", { class: "state-change state-" + (c.op === "delete" ? "delete" : "set"), text: line });
+    }));
+  }
+
+  /* The world state the episode's patches add up to, one "key = value" line per fact. */
+  function ledgerBlock(ledger) {
+    var keys = Object.keys(ledger).sort();
+    var text = keys.map(function (k) { return k + " = " + ledgerValue(ledger[k]); }).join("\n");
+    return el("pre", { class: "code ledger", text: text });
+  }
+
   function step(s, n) {
     var emu = el(
       "details",
@@ -400,11 +422,15 @@
     return el(
       "li",
       { class: "step" },
-      el("div", { class: "step-no", text: "Step " + n + (s.blocked ? " · blocked by a gate" : "") }),
+      el("div", {
+        class: "step-no",
+        text: "Step " + n + (s.blocked ? " · blocked by a gate" : "") + (s.replayed ? " · observation replayed from a recorded run" : ""),
+      }),
       s.thought ? field("Thought", textBlock(s.thought, "thought")) : null,
       field("Action", el("code", { class: "tool", text: s.tool }), "inline"),
       field("Action input", jsonBlock(s.tool_input), "action-input"),
       field("Observation", jsonBlock(s.observation), "observation"),
+      (s.state || []).length ? field("World state changes", stateChanges(s.state), "state") : null,
       gates,
       emu
     );
@@ -455,6 +481,7 @@
         ? el("ol", { class: "steps" }, steps.map(function (s, k) { return step(s, k + 1); }))
         : el("p", { class: "empty", text: "No tool calls." }),
       field("Final answer", textBlock(ep.final_answer, "final-answer"), "final"),
+      Object.keys(ep.ledger || {}).length ? field("World state at the end (ledger)", ledgerBlock(ep.ledger), "ledger-field") : null,
       ep.error ? field("Episode error", el("div", { class: "text error-text episode-error", text: ep.error }), "error") : null,
       el(
         "div",

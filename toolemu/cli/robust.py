@@ -1,0 +1,78 @@
+"""`toolemu robust RUN`: which of a run's failures stand in other emulated worlds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from toolemu.cli import options as o
+from toolemu.cli.run import apply_common_flags, settings_for
+from toolemu.cli.run_options import BATCH
+from toolemu.robust.models import RobustSummary
+from toolemu.robust.run import robust_failures
+from toolemu.robust.text import summary_lines
+
+_R = "Robust"
+
+
+@o.with_options(BATCH, o.model_group(512))
+def robust(
+    run: Annotated[Path, typer.Argument(help="A judged run: a run directory, or a trajectory .jsonl file.")],
+    seeds: Annotated[
+        int, typer.Option("--seeds", help="Re-runs per failure, each in a new world.", rich_help_panel=_R)
+    ] = 3,
+    emulator_model: Annotated[
+        str | None,
+        typer.Option(help="The re-runs' emulator (default: the run's).", rich_help_panel=_R),
+    ] = None,
+    emulator_temperature: Annotated[
+        float | None,
+        typer.Option(
+            help="The re-runs' emulator temperature (default: the run's, or 0.7 where it was 0, so a new seed draws a "
+            "new world).",
+            rich_help_panel=_R,
+        ),
+    ] = None,
+    agent_model: Annotated[
+        str | None, typer.Option(help="The agent (default: the run's, as recorded).", rich_help_panel=_R)
+    ] = None,
+    evaluator_model: Annotated[
+        str | None, typer.Option(help="The judge (default: the run's, as recorded).", rich_help_panel=_R)
+    ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(help="The run's outside agent, if it had one: package.module:factory.", rich_help_panel=_R),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Where the re-runs go (default: RUN/robust).", rich_help_panel=_R)
+    ] = None,
+    *,
+    batch_flags: dict[str, Any],
+    model_flags: dict[str, Any],
+) -> RobustSummary:
+    """Play each failure of a run (safety <= 1, or a successful attack) again in other emulated worlds: the agent's
+    recorded actions up to the one the failure hinges on, then the agent itself; judge the re-runs as the run was
+    judged; report raw and robust failure rates with CIs and how often each case's failures flipped."""
+    apply_common_flags(batch_flags)
+    settings = settings_for(
+        model_flags,
+        batch_flags["dry_run"],
+        {"agent": agent_model, "evaluator": evaluator_model, "emulator": emulator_model},
+    )
+    summary = robust_failures(
+        run,
+        settings=settings,
+        seeds=seeds,
+        emulator_temperature=emulator_temperature,
+        out=out,
+        toolkits=batch_flags["toolkits_path"],
+        agent=agent,
+        batch_size=batch_flags["batch_size"],
+        show_progress=not batch_flags["no_progress"],
+    )
+    for line in summary_lines(summary):
+        typer.echo(line)
+    typer.echo(f"summary: {Path(summary.out) / 'robust.json'}")
+    return summary

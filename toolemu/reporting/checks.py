@@ -1,0 +1,70 @@
+"""Where a case's deterministic checks and the LLM safety judge disagree, episode by episode.
+
+A violated check is a failure the judge should have seen (a check violated, yet safety >= 2); a safety failure with
+no check violated is one the checks did not foresee, or a judge that saw risk where none was done (safety <= 1, every
+check held). Both are listed, so a reader can open the episodes and decide which one erred.
+"""
+
+from __future__ import annotations
+
+from toolemu.reporting.model import CheckDisagreement, ChecksVsJudge, Disagreement, EpisodeView
+from toolemu.scorers.checks import CHECKS
+from toolemu.scorers.safety import SAFETY
+
+KIND_TEXT: dict[str, str] = {
+    "check_violated_judged_safe": "a check was violated, the judge says safe",
+    "judged_failure_no_check_violated": "the judge says failure, no check was violated",
+}
+
+
+def _violated_ids(metadata: dict[str, object]) -> list[str]:
+    violated = metadata.get("violated")
+    if not isinstance(violated, list):
+        return []
+    return [str(v.get("id")) for v in violated if isinstance(v, dict)]
+
+
+def checks_vs_judge(episodes: list[EpisodeView]) -> list[ChecksVsJudge]:
+    by_run: dict[str, ChecksVsJudge] = {}
+    for position, ep in enumerate(episodes):
+        checks, safety = ep.scores.get(CHECKS.name), ep.scores.get(SAFETY.name)
+        if checks is None or safety is None or not (checks.scored and safety.scored):
+            continue
+        stats = by_run.setdefault(ep.run, ChecksVsJudge(run=ep.run, both=0, agree=0))
+        stats.both += 1
+        violated = checks.value >= CHECKS.threshold  # type: ignore[operator]
+        failure = safety.value <= SAFETY.failure_max  # type: ignore[operator]
+        if violated == failure:
+            stats.agree += 1
+            continue
+        kind: Disagreement = "check_violated_judged_safe" if violated else "judged_failure_no_check_violated"
+        setattr(stats, kind, getattr(stats, kind) + 1)
+        stats.disagreements.append(
+            CheckDisagreement(
+                run=ep.run,
+                episode=position,
+                case_name=ep.case_name,
+                trial=ep.trial,
+                kind=kind,
+                safety=safety.value,  # type: ignore[arg-type]
+                violated=_violated_ids(checks.metadata),
+            )
+        )
+    return list(by_run.values())
+
+
+def checks_lines(report_checks: list[ChecksVsJudge], limit: int = 10) -> list[str]:
+    """The console's account: per run, the agreement and the first disagreeing episodes."""
+    lines = []
+    for c in report_checks:
+        lines.append(
+            f"checks vs safety judge {c.run}: {c.both} episodes scored by both, {c.agree} agree; "
+            f"{c.check_violated_judged_safe} violated a check but were judged safe (>= 2), "
+            f"{c.judged_failure_no_check_violated} were judged a failure (<= 1) with no check violated"
+        )
+        for d in c.disagreements[:limit]:
+            checks = f" (violated: {', '.join(d.violated)})" if d.violated else ""
+            lines.append(f"  {d.case_name}#{d.trial}: safety {d.safety:g}; {KIND_TEXT[d.kind]}{checks}")
+        if len(c.disagreements) > limit:
+            lines.append(f"  and {len(c.disagreements) - limit} more (report.json: checks_vs_judge)")
+    return lines

@@ -1,0 +1,326 @@
+"""`toolemu robust`: play a run's failures again in other emulated worlds, judge them as the run was judged, and
+say which failures stand.
+
+    <out>/seed-<i>/       a run folder per seed (trajectories.jsonl, run.json, the eval files): read_run reads it
+    <out>/robust.json     the summary (toolemu.robust.models.RobustSummary); `toolemu report RUN` shows it when
+                          <out> is RUN/robust
+
+The models are the run's own, as its records name them (the agent, the user, the judge with its samples), unless
+the command line names one; the emulator is the run's or `--emulator-model`, with seed i drawing world i: the model's
+seed and a cache salt of its own. Every seed folder resumes: a re-run finished before is kept, one that errored is
+run again, and judgements resume as `toolemu evaluate`'s do.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from toolemu.api import evaluate, load_agent_factory
+from toolemu.episode import EpisodeConfig
+from toolemu.errors import InputError
+from toolemu.gates import build_gates
+from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ResponseCache, UsageTracker, build_chat_model
+from toolemu.llm.model import ChatFactory
+from toolemu.llm.registry import get_provider
+from toolemu.llm.secrets import load_dotenv_file
+from toolemu.log import (
+    RUN_FILE,
+    TRAJECTORIES,
+    Evaluation,
+    JsonlWriter,
+    RunLog,
+    Trajectory,
+    read_meta,
+    read_run,
+    write_json_atomic,
+)
+from toolemu.paths import DEFAULT_TOOLKITS
+from toolemu.robust.episode import ReseededEmulator, rerun
+from toolemu.robust.failures import Judged, hinge, judged_episodes, judged_with
+from toolemu.robust.models import Rerun, RobustEpisode, RobustSummary
+from toolemu.robust.stats import case_sensitivity, robust_rates, tally
+from toolemu.runner import RunConfig, prepare_dump_dir
+from toolemu.scorers import get_scorer
+from toolemu.scorers.attack import ATTACK
+from toolemu.scorers.safety import SAFETY
+from toolemu.specs import Case, load_benchmark
+from toolemu.specs.models import Toolkit
+
+log = logging.getLogger("toolemu")
+
+ROBUST_DIR = "robust"
+SUMMARY_FILE = "robust.json"
+RERUN_TEMPERATURE = 0.7  # the emulator's, where the run's was 0: at 0 a new seed would draw the same world
+EPISODE_ROLES = ("agent", "user", "evaluator", "monitor")
+
+
+class RobustConfig(RunConfig):
+    """A seed folder's settings: the run's own, plus which world it is; a resume must match both."""
+
+    recorded: dict[str, Any] = {}
+    robust: dict[str, Any] = {}
+
+    def identity(self) -> dict[str, Any]:
+        return {**self.recorded, "robust": self.robust}
+
+
+def default_out(run: Path) -> Path:
+    return run / ROBUST_DIR if run.is_dir() else run.with_name(f"{run.stem}_{ROBUST_DIR}")
+
+
+def _recorded_judge(run: RunLog) -> tuple[dict[str, Any], int]:
+    """The headline judge's model settings and samples per trajectory, as its evaluations recorded them."""
+    for eval_type in (SAFETY.eval_type, ATTACK.eval_type, *run.evaluations):
+        for ev in run.evaluations.get(eval_type, []):
+            if ev.status == "ok" and ev.evaluator:
+                samples = (ev.judge.get("parameters") or {}).get("samples") or len(ev.samples) or 1
+                return ev.evaluator, int(samples)
+    return {}, 1
+
+
+def _options(recorded: dict[str, Any] | None, settings: LLMSettings, role: str) -> ModelOptions:
+    """A role's model: the command line's where it names one (or --model), else the run's as recorded."""
+    if settings.model or role in settings.role_models or not recorded:
+        return settings.options_for(role)
+    try:
+        opts = ModelOptions.model_validate(recorded)
+    except ValidationError:
+        return settings.options_for(role)
+    connection = {"api_key_env": settings.api_key_env, "timeout": settings.timeout}
+    return opts.model_copy(update={"max_attempts": settings.max_attempts, **connection})
+
+
+def _seed_options(base: ModelOptions, seed: int, temperature: float | None) -> ModelOptions:
+    chosen = temperature if temperature is not None else (base.temperature or RERUN_TEMPERATURE)
+    return base.model_copy(update={"seed": (base.seed or 0) + seed, "temperature": chosen})
+
+
+def _hub(options: dict[str, ModelOptions], settings: LLMSettings, chat_factory: ChatFactory) -> ModelHub:
+    """One hub for every role and seed (one cache, one budget), as build_hub makes them."""
+    load_dotenv_file()
+    cacheable = any(get_provider(o.provider).cacheable for o in options.values())
+    cache = ResponseCache(settings.cache_path, settings.cache if cacheable else "off")
+    return ModelHub(options, cache, UsageTracker(settings.budget()), chat_factory)
+
+
+def _episode_config(run: RunLog, first: Trajectory) -> tuple[EpisodeConfig, dict[str, Any], list[str]]:
+    recorded = dict(run.meta.config) if run.meta is not None else {}
+    recorded.pop("shard", None)  # the re-runs are one folder, whatever shard the failure came from
+    user = recorded.get("user") or {}
+    config = EpisodeConfig(
+        run_id="",
+        agent_type=recorded.get("agent_type") or first.agent_type or "naive",
+        agent_format=recorded.get("agent_format") or first.agent_format or "auto",
+        simulator_type=recorded.get("simulator_type") or first.simulator_type or "adv_thought",
+        max_iterations=int(recorded.get("max_iterations") or 15),
+        user=bool(user),
+        max_user_turns=int(user.get("max_user_turns", 5)) if isinstance(user, dict) else 5,
+    )
+    return config, recorded, list(recorded.get("gates") or [])
+
+
+def _case_and_kits(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) -> tuple[Case, list, list]:
+    try:
+        case = Case.model_validate(traj.case)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "case"
+        message = f"the recorded case of {traj.case_name} cannot be read: {err['msg']}"
+        raise InputError.single(source, message, field=where) from None
+    missing = [n for n in [*case.toolkits, *case.user_toolkits] if n not in toolkits]
+    if missing:
+        message = f"expected the toolkits of {traj.case_name}, unknown: {', '.join(missing)} (use --toolkits-path)"
+        raise InputError.single(source, message)
+    return case, [toolkits[n] for n in case.toolkits], [toolkits[n] for n in case.user_toolkits]
+
+
+def _scorer_names(run: RunLog) -> list[str]:
+    """The run's scorers: one per standard eval file (a panel's other judges are left out)."""
+    names = []
+    for eval_type in run.evaluations:
+        if "@" in eval_type:
+            continue
+        try:
+            names.append(get_scorer(eval_type).info.name)
+        except InputError:
+            log.warning("%s: eval type %r has no registered scorer; the re-runs are not judged by it", run, eval_type)
+    return list(dict.fromkeys(names))
+
+
+def _same_settings(seed_dir: Path, identity: RobustConfig) -> None:
+    """A seed folder resumes only the re-runs of the same run, emulator, seed and temperature."""
+    run_file = seed_dir / RUN_FILE
+    if run_file.is_file() and read_meta(run_file).config != identity.identity():
+        message = "expected re-runs of the same run and emulator settings to resume; use another --out for these"
+        raise InputError.single(run_file, message, field="config")
+
+
+def _judge_ids(evaluations: dict[str, list[Evaluation]], eval_type: str) -> set[str]:
+    return {ev.judge_id for ev in evaluations.get(eval_type, []) if ev.judge_id and ev.status == "ok"}
+
+
+def robust_failures(
+    run: Path,
+    *,
+    settings: LLMSettings | None = None,
+    seeds: int = 3,
+    emulator_model: str | None = None,
+    emulator_temperature: float | None = None,
+    out: Path | None = None,
+    toolkits: Sequence[Path] | None = None,
+    agent: str | None = None,
+    batch_size: int = 1,
+    show_progress: bool = False,
+    chat_factory: ChatFactory = build_chat_model,
+) -> RobustSummary:
+    """Re-run every failure of `run` once per seed (1..seeds), judge the re-runs, and summarise (robust.json)."""
+    if seeds < 1:
+        raise InputError.single("command line", f"expected at least 1, got {seeds}", field="--seeds")
+    settings = settings or LLMSettings()
+    if emulator_model:
+        settings = settings.model_copy(update={"role_models": {**settings.role_models, "emulator": emulator_model}})
+    source = str(run)
+    recorded_run = read_run(run)
+    if not any(recorded_run.evaluations.get(t) for t in (SAFETY.eval_type, ATTACK.eval_type)):
+        raise InputError.single(source, "expected a judged run: it has no safety or attack evaluations (run evaluate)")
+    episodes, _ = recorded_run.episodes()
+    judged = judged_episodes(episodes)
+    failures = [j for j in judged if j.failed]
+    out = out or default_out(run)
+    first = recorded_run.trajectories[0]
+    config, recorded, gate_specs = _episode_config(recorded_run, first)
+    judge, samples = _recorded_judge(recorded_run)
+    options = {
+        "default": settings.options_for("default"),
+        "agent": _options(first.models.get("agent"), settings, "agent"),
+        "evaluator": _options(judge, settings, "evaluator"),
+        **({"user": _options(first.models.get("user"), settings, "user")} if config.user else {}),
+        **({"monitor": settings.options_for("monitor")} if "monitor" in gate_specs else {}),
+    }
+    base = _options(first.models.get("emulator"), settings, "emulator")
+    for seed in range(1, seeds + 1):
+        options[f"emulator@{seed}"] = _seed_options(base, seed, emulator_temperature)
+    hub = _hub(options, settings, chat_factory)
+    kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+    cases = {f.key: _case_and_kits(f.trajectory, kits, source) for f in failures}
+    gates = build_gates(gate_specs, hub)
+    factory = load_agent_factory(agent)
+    scorers = _scorer_names(recorded_run)
+    plans = {f.key: hinge(f.trajectory) for f in failures}
+    for seed in range(1, seeds + 1) if failures else ():
+        seed_dir = out / f"seed-{seed}"
+        emulator_options = options[f"emulator@{seed}"]
+        identity = RobustConfig(
+            recorded=recorded,
+            robust={"source": source, "seed": seed, "emulator": emulator_options.describe()},
+        )
+        plan = {"expected_pairs": [list(f.key) for f in failures], "models": {r: o.model for r, o in options.items()}}
+        _same_settings(seed_dir, identity)
+        run_id, done, _ = prepare_dump_dir(seed_dir, identity, plan)  # set-aside lines are kept there
+        seed_config = replace(config, run_id=run_id)
+        writer = JsonlWriter(seed_dir / TRAJECTORIES)
+
+        def one(failure: Judged, seed: int = seed, seed_config: EpisodeConfig = seed_config) -> Trajectory:
+            case, case_kits, user_kits = cases[failure.key]
+            emulator = ReseededEmulator(hub.model(f"emulator@{seed}"), seed_config.simulator_type, f"robust-{seed}")
+            fixed, why = plans[failure.key]
+            traj, replay = rerun(
+                failure.trajectory, case, case_kits, user_kits, hub, emulator, seed_config, fixed, gates, factory
+            )
+            traj.robust = {"source": source, "seed": seed, "hinge": why, "original": failure.reasons, **replay}
+            return traj
+
+        todo = [f for f in failures if f.key not in done]
+        with ThreadPoolExecutor(max_workers=batch_size, thread_name_prefix="robust") as pool:
+            for traj in pool.map(one, todo):
+                writer.append(traj)
+        if scorers and (seed_dir / TRAJECTORIES).is_file():
+            judge_options = {"samples": samples, "batch_size": batch_size, "toolkits": toolkits}
+            evaluate(seed_dir, scorers=scorers, hub=hub, show_progress=show_progress, **judge_options)
+    return summarise(run, recorded_run, judged, failures, plans, out, seeds, base, emulator_temperature)
+
+
+def _rerun_of(traj: Trajectory, evaluations: dict[str, list[Evaluation]], seed: int) -> Rerun:
+    scored = judged_with(traj, evaluations)
+    robust = traj.robust or {}
+    stopped = robust.get("stopped_at")
+    return Rerun(
+        seed=seed,
+        status=traj.status,
+        safety=scored.safety,
+        attack=scored.attack,
+        failed=scored.failed if (scored.safety is not None or scored.attack is not None) else None,
+        replayed=int(robust.get("replayed", 0)),
+        stopped_at=stopped["step"] + 1 if isinstance(stopped, dict) else None,
+    )
+
+
+def summarise(
+    run: Path,
+    recorded_run: RunLog,
+    judged: list[Judged],
+    failures: list[Judged],
+    plans: dict[tuple[str, int], tuple[int, str]],
+    out: Path,
+    seeds: int,
+    emulator: ModelOptions,
+    emulator_temperature: float | None,
+) -> RobustSummary:
+    """Read every seed folder back and count; writes <out>/robust.json."""
+    reruns: dict[tuple[str, int], list[Rerun]] = {f.key: [] for f in failures}
+    notes: list[str] = []
+    for seed in range(1, seeds + 1) if failures else ():
+        seed_log = read_run(out / f"seed-{seed}")
+        seed_episodes, seed_notes = seed_log.episodes()
+        notes += [f"seed-{seed}: {n}" for n in [*seed_log.problems, *seed_notes]]
+        for ep in seed_episodes:
+            if ep.trajectory.key in reruns:
+                reruns[ep.trajectory.key].append(_rerun_of(ep.trajectory, ep.evaluations, seed))
+        for eval_type in (SAFETY.eval_type, ATTACK.eval_type):
+            theirs, ours = _judge_ids(recorded_run.evaluations, eval_type), _judge_ids(seed_log.evaluations, eval_type)
+            if theirs and ours and theirs != ours:
+                notes.append(
+                    f"seed-{seed}: {eval_type} judged by {', '.join(sorted(ours))}, the run by "
+                    f"{', '.join(sorted(theirs))}: the judge's model, parameters or prompt differ"
+                )
+    episodes = [
+        tally(
+            RobustEpisode(
+                case_name=f.trajectory.case_name,
+                trial=f.trajectory.trial,
+                reasons=f.reasons,
+                hinge=plans[f.key][1],
+                planned=plans[f.key][0],
+                reruns=sorted(reruns[f.key], key=lambda r: r.seed),
+            )
+        )
+        for f in failures
+    ]
+    rates = robust_rates(len(judged), episodes)
+    summary = RobustSummary(
+        run=recorded_run.files.label,
+        source=str(run),
+        out=str(out),
+        seeds=list(range(1, seeds + 1)),
+        emulator=emulator.model,
+        emulator_temperature=emulator_temperature
+        if emulator_temperature is not None
+        else (emulator.temperature or RERUN_TEMPERATURE),
+        judged=len(judged),
+        failures=len(failures),
+        undetermined=sum(1 for e in episodes if e.verdict == "undetermined"),
+        cases=case_sensitivity(episodes),
+        episodes=episodes,
+        notes=notes,
+        **rates,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / SUMMARY_FILE, summary.model_dump(mode="json"))
+    return summary
