@@ -71,7 +71,7 @@ def test_one_row_per_item_with_stable_columns(run_dir) -> None:
     assert ours.run_id.str.startswith("dry-").all() and (ours.agent_model == "mock").all()
     assert (ours.case_hash.str.startswith("sha256:")).all() and (ours.total_tokens > 0).all()
     (row,) = runs_df(run_dir).to_dict("records")
-    assert (row["episodes"], row["num_trials"], row["benchmark_version"]) == (8, 2, "1.0.0")
+    assert (row["episodes"], row["num_trials"], row["benchmark_version"]) == (8, 2, "1.1.0")
 
 
 def test_an_empty_run_gives_empty_frames_with_the_same_columns(tmp_path) -> None:

@@ -60,7 +60,7 @@ def test_the_log_reads_back_with_inspect(run_dir, run_cli) -> None:
     trajectories = read_jsonl(run_dir / "trajectories.jsonl")
     episodes = episodes_df(run_dir)
 
-    assert log.status == "success" and log.eval.task == "toolemu-benchmark" and log.eval.task_version == "1.0.0"
+    assert log.status == "success" and log.eval.task == "toolemu-benchmark" and log.eval.task_version == "1.1.0"
     assert log.eval.model == "mock" and log.eval.config.epochs == 2
     assert log.eval.dataset.samples == 3 and log.eval.dataset.sample_ids == list(dict.fromkeys(episodes.case_name))
     assert log.eval.task_args["agent_type"] == "naive" and log.eval.task_args["max_iterations"] == 15

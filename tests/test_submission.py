@@ -57,7 +57,7 @@ def test_prepare_then_validate(runs, tmp_path, run_cli, monkeypatch) -> None:
     assert f"{CASES} cases x 2 trials = {2 * CASES} episodes" in result.out
 
     submission = Submission.model_validate_json((out / SUBMISSION_FILE).read_text())
-    assert (submission.benchmark.version, submission.benchmark.cases, submission.trials) == ("1.0.0", CASES, 2)
+    assert (submission.benchmark.version, submission.benchmark.cases, submission.trials) == ("1.1.0", CASES, 2)
     assert submission.episodes == 2 * CASES and [r.path for r in submission.runs] == ["runs/first", "runs/second"]
     assert (submission.settings.agent.model, submission.settings.agent_type) == ("mock", "naive")
     # The numbers are the report's over both runs' episodes.
@@ -103,7 +103,7 @@ def test_prepare_refuses_what_is_not_a_submission(runs, tmp_path, run_cli) -> No
     first, second = runs
     partial = run_cli("submit", "prepare", first, "--output", tmp_path / "partial")
     assert partial.code == 1
-    assert f"invalid: {CASES - HALF} of the {CASES} cases of benchmark 1.0.0" in partial.err
+    assert f"invalid: {CASES - HALF} of the {CASES} cases of benchmark 1.1.0" in partial.err
     assert not (tmp_path / "partial").exists()  # nothing written
 
     other_agent = _run(tmp_path / "helpful", start_index=HALF, num_trials=2, agent_type="helpful_ss")
