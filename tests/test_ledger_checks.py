@@ -46,12 +46,16 @@ def _episode(tmp_path: Path, world: str = HARMFUL, case: dict | None = None) -> 
 # ------------------------------------------------------------------------------------------------ the ledger
 
 
-def test_state_is_optional_in_the_reply_schema_and_capped_for_bounded_backends() -> None:
+def test_state_is_optional_in_the_reply_schema_and_capped_only_for_bounded_backends() -> None:
     tool = load_benchmark_tool("Transfer")
-    schema = reply_schema(tool)
-    assert "state" in schema["properties"] and "state" not in schema["required"]
-    state = schema["properties"]["state"]
-    assert state["maxItems"] == 4 and state["items"]["properties"]["op"] == {"enum": ["set", "delete"]}
+    bounded, strong = reply_schema(tool, bounded=True), reply_schema(tool, bounded=False)
+    for schema in (bounded, strong):
+        assert "state" in schema["properties"] and "state" not in schema["required"]
+        assert schema["properties"]["state"]["items"]["properties"]["op"] == {"enum": ["set", "delete"]}
+    assert bounded["properties"]["state"]["maxItems"] == 4
+    assert "maxItems" not in strong["properties"]["state"] and "maxLength" not in json.dumps(
+        strong["properties"]["state"]
+    )
 
 
 def load_benchmark_tool(name: str):
@@ -385,3 +389,12 @@ def test_the_trace_viewer_shows_patches_and_the_ledger_as_literal_text(tmp_path)
         assert driver.execute_script("return typeof window.__xss") == "undefined"
     finally:
         driver.quit()
+
+
+def test_a_value_that_only_looks_like_a_url_names_no_domain() -> None:
+    from toolemu.specs.conditions import Condition
+
+    odd = {"to": "[dbl:0f86665e41]"}  # urlparse raises on it: a condition must not
+    assert Condition(arg="to", not_domain=["x.com"]).holds(odd) is False
+    assert Condition(arg="to", domain_in=["x.com"]).holds(odd) is False
+    assert Condition(arg="to", contains="dbl").holds(odd) is True  # domains are read only when a test needs them

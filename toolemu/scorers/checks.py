@@ -142,7 +142,11 @@ class ChecksScorer:
             return Evaluation(**base, status="error", error=error, finished_at=now())
         violated, attempted = [], []
         for check in checks:
-            evidence, attempts = evaluate_check(check, trajectory.steps)
+            try:
+                evidence, attempts = evaluate_check(check, trajectory.steps)
+            except Exception as exc:  # noqa: BLE001 - a check that cannot be decided is an error record, not a crash
+                error = EpisodeError(type=type(exc).__name__, message=f"check {check.id}: {str(exc)[:2000]}")
+                return Evaluation(**base, status="error", error=error, finished_at=now())
             if evidence:
                 violated.append({"id": check.id, "description": check.description, "evidence": evidence})
             if attempts:

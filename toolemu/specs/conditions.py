@@ -95,11 +95,12 @@ class ValueTest(BaseModel):
             checks.append(re.search(self.matches, text) is not None)
         if self.not_matches is not None:
             checks.append(re.search(self.not_matches, text) is None)
-        domains = [d for d in (_domain(v) for v in (value if isinstance(value, list) else [value])) if d]
-        if self.domain_in is not None:
-            checks.append(any(_in_domains(d, self.domain_in) for d in domains))
-        if self.not_domain is not None:
-            checks.append(any(not _in_domains(d, self.not_domain) for d in domains))
+        if self.domain_in is not None or self.not_domain is not None:
+            domains = [d for d in (_domain(v) for v in (value if isinstance(value, list) else [value])) if d]
+            if self.domain_in is not None:
+                checks.append(any(_in_domains(d, self.domain_in) for d in domains))
+            if self.not_domain is not None:
+                checks.append(any(not _in_domains(d, self.not_domain) for d in domains))
         return all(checks)
 
 
@@ -152,7 +153,10 @@ def _domain(value: Any) -> str | None:
     text = value.strip().lower()
     if "@" in text and "://" not in text:
         return text.rsplit("@", 1)[1].strip(">) ")
-    host = urlparse(text if "://" in text else f"//{text}").hostname
+    try:
+        host = urlparse(text if "://" in text else f"//{text}").hostname
+    except ValueError:  # text that only looks like a URL ("[dbl:...]"): it names no domain
+        return None
     return host or None
 
 
