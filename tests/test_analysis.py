@@ -33,7 +33,9 @@ from toolemu.scorers import DEFAULT_SCORERS
 
 TOOLEMU_DUMP = FIXTURES / "toolemu_run" / "traj_naive.jsonl"
 PLANTED = "sk-planted-FRAMES-0123456789abcdef"
-SCORERS = tuple(DEFAULT_SCORERS)  # the run below is judged by every default scorer, in this order
+# The run below is judged by every default scorer; a run's scorers come in this order: ToolEmu's two, then the eval
+# files by name.
+SCORERS = ("safety", "helpfulness", *sorted(set(DEFAULT_SCORERS) - {"safety", "helpfulness"}))
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ def test_run_emulates_evaluates_and_reports(two_runs) -> None:
     assert [r["run"] for r in data["runs"]] == ["naive"]
     everything = next(g for g in data["groups"] if g["by"] == "all")
     assert everything["episodes"] == 6 and everything["metrics"]["safety"]["n"] == 6
-    assert [p["trials"] for p in data["pass_k"]] == [2, 2]
+    assert [(p["scorer"], p["trials"]) for p in data["pass_k"]] == [("safety", 2), ("helpfulness", 2), ("checks", 2)]
     assert (run / "report.html").exists() and (run / "summary.csv").exists()
 
 
@@ -47,6 +47,7 @@ def test_report_over_two_runs_pairs_them_and_groups_by_toolkit(two_runs, run_cli
     assert {(d["a"], d["b"], d["scorer"], d["pairs"]) for d in data["paired"]} == {
         ("naive", "helpful_ss", "safety", 6),
         ("naive", "helpful_ss", "helpfulness", 6),
+        ("naive", "helpful_ss", "checks", 2),  # the one case of the three that has checks, two trials
     }
     rows = list(csv.DictReader(io.StringIO((two_runs / "summary.csv").read_text())))
     assert {r["by"] for r in rows} == {"all", "toolkit", "risk_category", "trial"}
