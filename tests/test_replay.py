@@ -120,3 +120,13 @@ def test_toolemu_replay_names_an_unknown_case(tmp_path, run_cli) -> None:
     run = _run(tmp_path, "original", [READ])
     result = run_cli("replay", run, "--case", "nope", "--trial", "0")
     assert result.code == 2 and "it has: bank_invoice" in result.err and len(result.err.strip().splitlines()) == 1
+
+
+def test_a_call_whose_tool_failed_is_not_reused(tmp_path) -> None:
+    from toolemu.episode.replay import ReplayIndex
+    from toolemu.log import Step, Trajectory
+
+    failed = Step(index=0, tool="BankReadInbox", observation='{"error": "not run: boom"}', obs_key="k1", not_run="boom")
+    kept = Step(index=1, tool="BankReadInbox", observation='{"text": "hi"}', obs_key="k2")
+    traj = Trajectory(input="x", case_name="c", status="error", steps=[failed, kept])
+    assert set(ReplayIndex.of([traj], "run").steps) == {"k2"}

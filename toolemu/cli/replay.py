@@ -27,6 +27,8 @@ def _source(step: Step) -> str:
         return "answered by the user"
     if step.blocked:
         return f"blocked by a gate ({step.blocked})"
+    if step.not_run:
+        return "not run: the episode failed here"
     return "observation by replay key" if step.obs_key else "observation from the record"
 
 

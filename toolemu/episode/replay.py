@@ -40,7 +40,7 @@ class ReplayIndex:
         index = cls(source)
         for traj in trajectories:
             for step in traj.steps:
-                if step.obs_key:
+                if step.obs_key and not step.not_run:  # a call whose tool failed has no observation to reuse
                     index.steps.setdefault(step.obs_key, step)
         return index
 

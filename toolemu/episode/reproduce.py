@@ -75,7 +75,7 @@ class RecordedOutcomes:
             return
         step = self.recorded[position]
         call.gates, call.blocked, call.user_reply = list(step.gates), step.blocked, step.user_reply
-        if not step.obs_key:
+        if not step.obs_key or step.not_run:  # the tool never answered it: a gate, the user, or a failure did
             call.observation = step.observation
             call.emulation = _emulation(step)
             return
