@@ -72,6 +72,8 @@ def _fill(schema: dict, text: str) -> object:
     if "anyOf" in schema:
         return _fill(schema["anyOf"][0], text)
     kind = schema.get("type")
+    if isinstance(kind, list):  # strict mode's form of an optional property: its type or null
+        kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
         props = schema.get("properties", {})
         return {k: _fill(props.get(k, {}), text) for k in schema.get("required", [])}
