@@ -14,6 +14,7 @@ them); every other judge writes its own `@<judge>` file. `eval_files()` lists bo
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,13 +59,19 @@ class RunFiles:
 
     def eval_files(self) -> dict[str, Path]:
         """Every `<stem>_eval_<type>.jsonl` beside the trajectories, by type (error files left out)."""
-        prefix = self.trajectories.stem + EVAL_INFIX
-        found = {}
-        for path in sorted(self.directory.glob(f"{prefix}*.jsonl")):
-            eval_type = path.name[len(prefix) : -len(".jsonl")]
-            if eval_type and not eval_type.endswith(".errors"):
-                found[eval_type] = path
-        return found
+        # A listing, not a glob: a stem may hold glob characters, and a folder of many dumps is listed cheaply.
+        return eval_files_among(self.trajectories, os.listdir(self.directory))
+
+
+def eval_files_among(trajectories: Path, names: list[str]) -> dict[str, Path]:
+    """`RunFiles.eval_files` from a listing of the trajectories' folder (one listing serves many dumps)."""
+    prefix = trajectories.stem + EVAL_INFIX
+    found = {}
+    for name in sorted(n for n in names if n.startswith(prefix) and n.endswith(".jsonl")):
+        eval_type = name[len(prefix) : -len(".jsonl")]
+        if eval_type and not eval_type.endswith(".errors"):
+            found[eval_type] = trajectories.parent / name
+    return found
 
 
 def eval_path(trajectories: Path, eval_type: str, judge: str | None = None) -> Path:
@@ -88,7 +95,18 @@ def toolemu_dumps_in(directory: Path) -> list[Path]:
     (`<other prefix>_eval_<type>.jsonl`) nor an errors file."""
     files = sorted(p for p in directory.glob("*.jsonl") if p.is_file() and not p.name.endswith(".errors.jsonl"))
     stems = {p.stem for p in files}
-    return [p for p in files if not any(p.stem.startswith(stem + EVAL_INFIX) for stem in stems if stem != p.stem)]
+    return [p for p in files if not _is_eval_of_any(p.stem, stems)]
+
+
+def _is_eval_of_any(stem: str, stems: set[str]) -> bool:
+    """Whether `stem` is `<another stem>_eval_<type>`: looked up at each `_eval_` in it, so a folder of n dumps
+    costs n lookups, not n * n prefix tests."""
+    at = stem.find(EVAL_INFIX)
+    while at >= 0:
+        if stem[:at] in stems:
+            return True
+        at = stem.find(EVAL_INFIX, at + 1)
+    return False
 
 
 def runs_in(path: Path) -> list[Path]:
