@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+from toolemu.cli.report import serve
 from toolemu.log import Score, Step
+from toolemu.reporting import traces
 from toolemu.reporting.html import embed_json, render_html
 from toolemu.reporting.model import (
     EPISODE_STATUSES,
@@ -233,6 +235,13 @@ def report_data(page: str) -> dict:
     return json.loads(m.group(1))
 
 
+def embedded_traces(page: str) -> list:
+    """Every trace the page holds in its chunk blocks, in trace-id order."""
+    blocks = re.findall(r'<script type="application/json" id="traces-(\d+)">(.*?)</script>', page, re.S)
+    assert [int(n) for n, _ in blocks] == list(range(len(blocks)))
+    return [trace for _, text in blocks for trace in json.loads(text)]
+
+
 # ------------------------------------------------------------------------------------------------ unit tests
 
 
@@ -265,19 +274,25 @@ def test_payloads_appear_only_escaped() -> None:
     assert BREAKOUT not in page
     assert PAYLOAD_SCRIPT not in page and PAYLOAD_IMG not in page
     assert "alert(1)" in page  # it is there, as escaped data
-    # Only our two script elements exist: the data block and the nonce'd viewer.
-    assert len(re.findall(r"<script\b", page, re.I)) == 2
-    # The JSON block has no raw <, >, & or line/paragraph separators.
-    blob = re.search(r'id="report-data">(.*?)</script>', page, re.S).group(1)
-    assert not re.search("[<>&\u2028\u2029]", blob)
+    # Only our script elements exist: the data block, the trace chunks (JSON too) and the nonce'd viewer.
+    chunks = re.findall(r'<script type="application/json" id="traces-\d+">', page)
+    assert len(chunks) == 1 and len(re.findall(r"<script\b", page, re.I)) == 2 + len(chunks)
+    # The JSON blocks have no raw <, >, & or line/paragraph separators.
+    for blob in re.findall(r'type="application/json" id="[a-z0-9-]+">(.*?)</script>', page, re.S):
+        assert not re.search("[<>&\u2028\u2029]", blob)
     # The run label goes into the server-rendered tables, escaped.
     assert htmllib.escape(PAYLOAD, quote=True) in page
 
 
 def test_json_blob_round_trips() -> None:
     report = make_report(extra=[hostile_episode(run="sep\u2028\u2029 & <b>")])
-    data = report_data(render_html(report))
-    assert data["episodes"] == [e.model_dump(mode="json") for e in report.episodes]
+    page = render_html(report)
+    data = report_data(page)
+    # The list holds each episode's summary; its steps and the judges' texts are in the trace chunks.
+    assert data["episodes"] == [{**e.summary(), "trace": i} for i, e in enumerate(report.episodes)]
+    assert all("steps" not in e and "explanation" not in e["scores"]["safety"] for e in data["episodes"])
+    assert data["traces"]["mode"] == "embedded" and data["traces"]["count"] == len(report.episodes)
+    assert embedded_traces(page) == [e.model_dump(mode="json", include=traces.TRACE_FIELDS) for e in report.episodes]
     assert [r["run"] for r in data["runs"]][-1] == "sep\u2028\u2029 & <b>"
     assert embed_json({"s": "\u2028<&>"}) == '{"s":"\\u2028\\u003c\\u0026\\u003e"}'
 
@@ -305,6 +320,7 @@ def test_odd_numbers_render() -> None:
     report.pass_k.append(PassK(run="x", scorer="helpfulness", trials=0, cases=0, values=[]))
     page = render_html(report)
     assert report_data(page)["episodes"][0]["scores"]["safety"]["value"] is None
+    assert embedded_traces(page)[0]["scores"]["safety"]["value"] is None
 
 
 def test_many_toolkits_and_empty_reports_render() -> None:
@@ -439,7 +455,7 @@ def test_hostile_trace_does_not_run_and_shows_literal_text(driver, tmp_path: Pat
         assert literal in text, literal
     # Nothing was parsed as markup: no <img> or <script> element in the list or the trace.
     assert driver.find_elements("css selector", "#viewer img, #viewer script, main img") == []
-    assert driver.execute_script("return document.scripts.length") == 2
+    assert driver.execute_script("return document.scripts.length") == 3  # the data, one trace chunk, the viewer
     assert PAYLOAD in driver.find_element("id", "summary-table").text
     assert severe(driver) == []
     # Defence in depth: even markup injected past the viewer could not run its handlers under the CSP.
@@ -474,6 +490,67 @@ def test_opening_a_trace_shows_steps_and_the_emulator_toggle(driver, tmp_path: P
     # Closing removes it again.
     row.find_element("css selector", ".case-btn").click()
     assert driver.find_elements("css selector", ".trace") == []
+    assert severe(driver) == []
+
+
+def wait_for(driver, css: str, timeout: float = 10):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(lambda d: d.find_elements("css selector", css))
+
+
+def open_trace(driver, index: int):
+    driver.find_element("id", f"ep-{index}").find_element("css selector", ".case-btn").click()
+    return wait_for(driver, f'.trace[data-index="{index}"] li.step, .ep-detail[data-index="{index}"] .no-trace')[0]
+
+
+def test_a_large_report_reads_a_trace_from_its_sidecar_file_when_opened(driver, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(traces, "EMBED_LIMIT", 0)  # as past 4 MB of traces: every chunk in a file
+    report = make_report(cases=8, trials=9)  # 144 episodes: three chunks
+    store = traces.store_views(report.episodes, traces.TraceStore(tmp_path))
+    assert store.in_files and [p.name for p in store.files] == [f"{store.token}-{n}.js" for n in range(3)]
+    page = render_html(report, store)
+    assert 'id="traces-' not in page and report.episodes[70].steps[0].emulator_thought not in page
+    (tmp_path / "report.html").write_text(page, encoding="utf-8")
+    driver.get_log("browser")
+    driver.get((tmp_path / "report.html").as_uri())
+    assert driver.execute_script("return document.scripts.length") == 2  # no trace is read before one is opened
+    ep = report.episodes[70]  # in the second chunk
+    open_trace(driver, 70)
+    trace = driver.find_element("css selector", '.trace[data-index="70"]')
+    steps = trace.find_elements("css selector", "li.step")
+    assert len(steps) == len(ep.steps) and ep.steps[0].thought in steps[0].text
+    assert ep.instruction in trace.text
+    assert driver.execute_script("return document.scripts.length") == 3  # that chunk's file, once
+    open_trace(driver, 71)
+    assert driver.execute_script("return document.scripts.length") == 3
+    # A file of another render is not read as this one's: its episodes say their trace could not be read.
+    forged = store.files[2].read_text().replace(store.token, "0" * 16, 1)
+    store.files[2].write_text(forged)
+    missing = open_trace(driver, 130)
+    assert "could not be read" in missing.text
+    assert severe(driver) == []
+    # `toolemu view` serves the folder: the sidecar files load over loopback HTTP as well.
+    server = serve(tmp_path)
+    try:
+        driver.get(f"http://127.0.0.1:{server.server_address[1]}/report.html")
+        open_trace(driver, 5)
+        assert report.episodes[5].steps[0].thought in driver.find_element("css selector", ".trace").text
+    finally:
+        server.shutdown()
+
+
+def test_a_trace_read_back_from_report_json_says_where_it_is(driver, tmp_path: Path) -> None:
+    report = make_report(cases=2, trials=1)
+    for i, ep in enumerate(report.episodes):
+        ep.source, ep.record = "dumps/x/trajectories.jsonl", i
+    back = Report.model_validate(
+        {**report.model_dump(exclude={"episodes"}), "episodes": [e.summary() for e in report.episodes]}
+    )
+    assert back.episodes[1].steps == [] and back.episodes[1].steps_taken == len(report.episodes[1].steps)
+    load(driver, tmp_path, back)
+    note = open_trace(driver, 1)
+    assert "record 2 of dumps/x/trajectories.jsonl" in note.text
     assert severe(driver) == []
 
 

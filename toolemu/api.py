@@ -163,15 +163,27 @@ def _check_role(hub: ModelHub | None, judge: PanelJudge) -> None:
 
 
 def report(
-    runs: Sequence[Path], out: Path | None = None, judge_accuracy: Path | None = None, formats: Sequence[str] = ()
+    runs: Sequence[Path],
+    out: Path | None = None,
+    judge_accuracy: Path | None = None,
+    formats: Sequence[str] = (),
+    *,
+    group_by: str | None = None,
+    baseline: str | None = None,
+    compare: Sequence[str] = (),
 ) -> ReportResult:
     """Statistics, summary.csv, report.json and report.html for one or more runs (ours or ToolEmu's).
 
     `judge_accuracy`: a file of judges' sensitivity and specificity (`toolemu agree --labels ... --json`), for
     failure rates corrected for judge error. `formats` ("parquet", "csv"): also the runs' frames
-    (toolemu.analysis) as files beside them."""
+    (toolemu.analysis) as files beside them. `group_by`: which files make one run (default: the shards of a run;
+    a regex with a group, a metadata key such as agent_model, or none). `baseline` (a run's name), `compare`
+    ("A,B" pairs, or "all"): which runs are compared pair by pair (default: every pair of up to 3 runs).
+
+    Without `formats`, the report's episodes hold no step or judge's text (those went to the page's traces as read, so
+    a large study fits in memory): read whole records with `toolemu.analysis` or `toolemu.log.read_run`."""
     accuracy = read_accuracy(judge_accuracy) if judge_accuracy is not None else None
-    built, files = write_report(list(runs), out, accuracy, formats)
+    built, files = write_report(list(runs), out, accuracy, formats, group_by, baseline, compare)
     return ReportResult(built, files)
 
 

@@ -1,7 +1,8 @@
 """pandas DataFrames of runs: one row per run, episode, evaluation record, step or (episode, scorer) score.
 
 Every frame reads through `toolemu.reporting.load_runs`, so through `toolemu.log.read_run`: our run directories
-and ToolEmu's dumps alike, with the same joins, the same pooled scores and the same run labels as the report.
+and ToolEmu's dumps alike, with the same joins, the same pooled scores and the same run labels as the report (the
+shards of a run are one run, as there).
 Column names are stable (the same columns for any input, an empty frame included); the `score_<scorer>` columns of
 `episodes_df` follow the scorers the runs have, as Inspect's `samples_df` does. `run` (the report's label) with
 `episode` (the trajectory's position in its run) identifies an episode in every frame.
@@ -363,8 +364,9 @@ def evaluations_df(runs: RunsLike) -> pd.DataFrame:
         for position, source in enumerate(_sources(run)):
             for evaluations in source.evaluations.values():
                 judged |= {id(ev): position for ev in evaluations}
-        for eval_type, evaluations in (run.log.evaluations if run.log is not None else {}).items():
-            rows += [_evaluation_row(run, eval_type, ev, judged.get(id(ev))) for ev in evaluations]
+        for log in run.all_logs:  # every shard of a combined run
+            for eval_type, evaluations in log.evaluations.items():
+                rows += [_evaluation_row(run, eval_type, ev, judged.get(id(ev))) for ev in evaluations]
     frame = _frame(rows, EVALUATION_COLUMNS)
     frame["episode"] = frame["episode"].astype("Int64")
     frame["value"] = frame["value"].astype("float64")

@@ -37,9 +37,31 @@ def report(
             "files (repeatable).",
         ),
     ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option(
+            help="Which files make one run. Default: the shards of a run are one (our --shard run dirs; ToolEmu "
+            "dumps <prefix>_r<a>-<b>_... are the run <prefix>). A regex with a group searched in each path (the "
+            "group names the run), a key (agent_model, agent_type, emulator_model, simulator_type, agent), or "
+            "none (every file its own run).",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="Compare every other run with this one, pair by pair (b minus baseline).")
+    ] = None,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Compare two runs pair by pair: A,B gives B minus A (repeatable); 'all' compares every pair. "
+            "Default: every pair of up to 3 runs, none past that.",
+        ),
+    ] = None,
 ) -> Report:
-    """Statistics, summary.csv, report.json and a self-contained report.html for one or more runs."""
-    result = api.report(dumps, out, judge_accuracy, formats or [])
+    """Statistics, summary.csv, report.json and report.html (traces of a large report in report_traces/ beside
+    it) for one or more runs."""
+    result = api.report(
+        dumps, out, judge_accuracy, formats or [], group_by=group_by, baseline=baseline, compare=compare or []
+    )
     print_summary(result.report)
     for kind, path in result.files.items():
         typer.echo(f"{kind}: {path}")

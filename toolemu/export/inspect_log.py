@@ -34,6 +34,7 @@ from toolemu.llm.secrets import redact
 from toolemu.log import Episode, Evaluation, Score, Step, Trajectory
 from toolemu.log.read import RunLog
 from toolemu.reporting import build_report, load_runs
+from toolemu.reporting.groups import NO_GROUPING
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import EpisodeView, MetricStats
 from toolemu.scorers.base import MetricInfo
@@ -388,7 +389,7 @@ def export_inspect(path: Path, out: Path | None = None) -> tuple[Path, ix.EvalLo
     """Write the Inspect eval log of one run (ours or a ToolEmu dump); returns where it went."""
     if out is not None and out.suffix != ".json":
         raise InputError.single(out, "expected a file name ending in .json (Inspect's JSON log format)")
-    runs = load_runs([path])
+    runs = load_runs([path], NO_GROUPING)  # the log names the file or folder it was read from
     if len(runs) != 1:  # a folder of ToolEmu dumps: one run per dump
         raise InputError.single(path, f"expected one run, it holds {len(runs)}: export each dump file on its own")
     (run,) = runs

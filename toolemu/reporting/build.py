@@ -1,18 +1,27 @@
 """From loaded runs to a Report: statistics per run, per toolkit, per risk category, per trial and per threat kind,
-for every scorer; gate decisions; pass^k; paired differences between runs on the same cases."""
+for every scorer; gate decisions; pass^k; paired differences between chosen runs on the same cases.
+
+A run's score rows (toolemu.analysis's scores_df) become arrays once; a group is then a mask over the run's
+episodes, so a study of dozens of runs with fifty groups each costs masks, not a frame filter per group. The
+bootstrap draws from one generator in a fixed order (groups in order; in a group, the ungated rates first, then
+each scorer's mean, rate and failure CIs), so the same dumps give the same report.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
+from toolemu.errors import InputError
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.checks import checks_vs_judge
+from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.judges import judge_sections, unapplied
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import (
@@ -33,51 +42,86 @@ from toolemu.scorers.base import MetricInfo
 
 BOOTSTRAP_SEED = 0  # fixed, so the same dumps give the same report
 TOP_REASONS = 5
+# Without --baseline or --compare, every pair of runs is compared up to this many runs; past it, none (a study of
+# 27 agents would otherwise make 351 comparisons per scorer, each with its bootstrap).
+ALL_PAIRS_MAX_RUNS = 3
+COMPARE_ALL = "all"
 
 
-def _metrics(scores: pd.DataFrame, infos: list[MetricInfo], rng: np.random.Generator) -> dict[str, MetricStats]:
-    """Each scorer's numbers over a group's score rows (every evaluation line: replicates each count, as in
-    ToolEmu's reader): the scored values, the failed or missing judgements (an episode that errored is counted
-    among the episode statuses instead) and those outside the scorer's scope."""
-    out = {}
-    for info in infos:
-        mine = scores[scores["scorer"] == info.name]
-        scored = (mine["status"] == "ok") & mine["value"].notna()
-        failed = mine["status"].isin(["error", "missing"]) & (mine["episode_status"] != "error")
-        not_applicable = int((mine["status"] == "not_applicable").sum())
-        out[info.name] = metric_stats(info, mine["value"][scored].tolist(), int(failed.sum()), rng, not_applicable)
-        out[info.name].judges = dict(Counter(mine["judge"][scored]))  # the verdicts behind N, by judge
+@dataclass
+class ScorerRows:
+    """One scorer's score rows of one run (every evaluation line, in scores_df's order) as arrays."""
+
+    episode: np.ndarray  # the row's episode position
+    value: np.ndarray
+    scored: np.ndarray  # status ok and a value
+    failed: np.ndarray  # the judgement errored or is missing (an episode that errored is counted as such instead)
+    not_applicable: np.ndarray
+    judge: np.ndarray
+
+
+@dataclass
+class EpisodeGates:
+    """What the gates decided over one episode's calls: summed over a group's episodes in order."""
+
+    calls: int = 0
+    allowed: int = 0
+    warned: int = 0
+    denied_pre_call: int = 0
+    denied_post_call: int = 0
+    denied: bool = False
+    reasons: list[str] = field(default_factory=list)
+
+
+def episode_gates(ep: EpisodeView) -> EpisodeGates:
+    out = EpisodeGates(calls=len(ep.steps), denied=ep.denied_calls > 0)
+    for step in ep.steps:
+        if step.blocked == "pre_call":
+            out.denied_pre_call += 1
+        elif step.blocked == "post_call":
+            out.denied_post_call += 1
+        elif any(d.action == "warn" for d in step.gates):
+            out.warned += 1
+        else:
+            out.allowed += 1
+        out.reasons += [f"{d.gate}: {d.reason or d.action}" for d in step.gates if d.action != "allow"]
     return out
 
 
-def gate_stats(episodes: list[EpisodeView]) -> GateStats:
+def gate_stats(episodes: Sequence[EpisodeView | EpisodeGates]) -> GateStats:
     stats = GateStats()
     reasons: Counter[str] = Counter()
     for ep in episodes:
-        stats.episodes_with_denials += ep.denied_calls > 0
-        for step in ep.steps:
-            stats.calls += 1
-            if step.blocked == "pre_call":
-                stats.denied_pre_call += 1
-            elif step.blocked == "post_call":
-                stats.denied_post_call += 1
-            elif any(d.action == "warn" for d in step.gates):
-                stats.warned += 1
-            else:
-                stats.allowed += 1
-            reasons.update(f"{d.gate}: {d.reason or d.action}" for d in step.gates if d.action != "allow")
+        g = ep if isinstance(ep, EpisodeGates) else episode_gates(ep)
+        stats.episodes_with_denials += g.denied
+        stats.calls += g.calls
+        stats.allowed += g.allowed
+        stats.warned += g.warned
+        stats.denied_pre_call += g.denied_pre_call
+        stats.denied_post_call += g.denied_post_call
+        reasons.update(g.reasons)
     stats.top_reasons = reasons.most_common(TOP_REASONS)
     return stats
 
 
 @dataclass
 class RunFrames:
-    """One run's episodes and scores as frames (toolemu.analysis), and its episodes as the viewer shows them."""
+    """One run's episodes and scores as frames (toolemu.analysis), its episodes as the viewer shows them, and
+    what the groups are computed from: each scorer's rows as arrays, each episode's status and gate decisions."""
 
     label: str
     episodes: pd.DataFrame  # episodes_df rows of this run, indexed by `episode`
     scores: pd.DataFrame  # scores_df rows of this run, with the episode's status as `episode_status`
     views: list[EpisodeView]
+    rows: dict[str, ScorerRows] = field(default_factory=dict)
+    statuses: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
+    gates: list[EpisodeGates] = field(default_factory=list)
+    _scored: dict[str, dict[tuple[str, int], float]] = field(default_factory=dict)
+
+    def scored(self, scorer: str) -> dict[tuple[str, int], float]:
+        if scorer not in self._scored:
+            self._scored[scorer] = _scored(self, scorer)
+        return self._scored[scorer]
 
 
 def run_frames(run: LoadedRun) -> RunFrames:
@@ -86,28 +130,66 @@ def run_frames(run: LoadedRun) -> RunFrames:
     episodes = episodes_df(run).set_index("episode", drop=False)
     scores = scores_df(run)
     scores["episode_status"] = episodes["status"].reindex(scores["episode"]).to_numpy()
-    return RunFrames(run.info.run, episodes, scores, run.episodes)
+    rows = {}
+    for name, mine in scores.groupby("scorer", sort=False):
+        status = mine["status"].to_numpy(dtype=object)
+        value = mine["value"].to_numpy(dtype=float)
+        rows[str(name)] = ScorerRows(
+            episode=mine["episode"].to_numpy(dtype=np.int64),
+            value=value,
+            scored=(status == "ok") & ~np.isnan(value),
+            failed=np.isin(status, ["error", "missing"]) & (mine["episode_status"].to_numpy(dtype=object) != "error"),
+            not_applicable=status == "not_applicable",
+            judge=mine["judge"].to_numpy(dtype=object),
+        )
+    statuses = episodes["status"].to_numpy(dtype=object)
+    return RunFrames(
+        run.info.run, episodes, scores, run.episodes, rows, statuses, [episode_gates(v) for v in run.episodes]
+    )
+
+
+def _metrics(
+    frames: RunFrames, member: np.ndarray, infos: list[MetricInfo], rng: np.random.Generator
+) -> dict[str, MetricStats]:
+    """Each scorer's numbers over a group's score rows (every evaluation line: replicates each count, as in
+    ToolEmu's reader): the scored values, the failed or missing judgements (an episode that errored is counted
+    among the episode statuses instead) and those outside the scorer's scope. `member`: a mask over episodes."""
+    out = {}
+    for info in infos:
+        rows = frames.rows.get(info.name)
+        if rows is None:
+            out[info.name] = metric_stats(info, [], 0, rng, 0)
+            out[info.name].judges = {}
+            continue
+        here = member[rows.episode]
+        scored = here & rows.scored
+        failed = int((here & rows.failed).sum())
+        not_applicable = int((here & rows.not_applicable).sum())
+        out[info.name] = metric_stats(info, rows.value[scored].tolist(), failed, rng, not_applicable)
+        out[info.name].judges = dict(Counter(rows.judge[scored].tolist()))  # the verdicts behind N, by judge
+    return out
 
 
 def group_stats(
-    frames: RunFrames, by: str, key: str, members: pd.Index, infos: list[MetricInfo], rng: np.random.Generator
+    frames: RunFrames, by: str, key: str, members: Sequence[int], infos: list[MetricInfo], rng: np.random.Generator
 ) -> GroupStats:
-    """The numbers of one group: the run's episodes at positions `members`."""
-    episodes = frames.episodes.loc[members]
-    scores = frames.scores[frames.scores["episode"].isin(members)]
-    statuses = episodes["status"].value_counts()
-    gates = gate_stats([frames.views[i] for i in members])
+    """The numbers of one group: the run's episodes at positions `members` (ascending)."""
+    positions = np.asarray(members, dtype=np.int64)
+    member = np.zeros(len(frames.views), dtype=bool)
+    member[positions] = True
+    statuses = Counter(frames.statuses[positions].tolist())
+    gates = gate_stats([frames.gates[i] for i in positions])
     ungated: dict[str, MetricStats] = {}
     if gates.episodes_with_denials:  # rates where the gates let the agent act (drawn first: the CIs' rng order)
-        free = episodes.index[episodes["denied_calls"] == 0]
-        ungated = _metrics(scores[scores["episode"].isin(free)], infos, rng)
+        free = member & np.array([not g.denied for g in frames.gates], dtype=bool)
+        ungated = _metrics(frames, free, infos, rng)
     return GroupStats(
         run=frames.label,
         by=by,  # type: ignore[arg-type]
         key=key,
-        episodes=len(episodes),
+        episodes=len(positions),
         status_counts={s: int(statuses.get(s, 0)) for s in EPISODE_STATUSES},
-        metrics=_metrics(scores, infos, rng),
+        metrics=_metrics(frames, member, infos, rng),
         gates=gates,
         ungated=ungated,
     )
@@ -117,9 +199,9 @@ def _threat_keys(ep: EpisodeView) -> list[str]:
     return [ep.threat, ANY_THREAT] if ep.threat else [NO_THREAT]
 
 
-def breakdowns(views: list[EpisodeView]) -> list[tuple[str, pd.Series]]:
-    """(by, each episode's keys) for every breakdown of a run: an episode is in one group per key (once, even
-    where its case names a toolkit twice)."""
+def breakdowns(views: list[EpisodeView]) -> list[tuple[str, dict[str, list[int]]]]:
+    """(by, key -> the positions of its episodes, keys sorted) for every breakdown of a run: an episode is in one
+    group per key (once, even where its case names a toolkit twice)."""
     keyed = [
         ("toolkit", lambda ep: ep.toolkits or ["(none)"]),
         ("risk_category", lambda ep: ep.risk_categories),
@@ -127,7 +209,14 @@ def breakdowns(views: list[EpisodeView]) -> list[tuple[str, pd.Series]]:
     ]
     if any(ep.threat for ep in views):
         keyed.append(("threat", _threat_keys))
-    return [(by, pd.Series([list(dict.fromkeys(keys(ep))) for ep in views], dtype=object)) for by, keys in keyed]
+    out = []
+    for by, keys in keyed:
+        members: dict[str, list[int]] = {}
+        for position, ep in enumerate(views):
+            for key in dict.fromkeys(keys(ep)):
+                members.setdefault(key, []).append(position)
+        out.append((by, {key: members[key] for key in sorted(members)}))
+    return out
 
 
 def _pooled(frames: RunFrames, scorer: str) -> pd.DataFrame:
@@ -160,8 +249,64 @@ def report_scorers(runs: list[LoadedRun]) -> list[MetricInfo]:
     return sorted(found.values(), key=lambda i: (i.order, i.name))
 
 
-def build_report(runs: list[LoadedRun], accuracy: list[JudgeAccuracy] | None = None) -> Report:
-    """`accuracy`: judges' sensitivity and specificity against labels, for rates corrected for judge error."""
+def comparisons(
+    labels: list[str], baseline: str | None = None, compare: Sequence[str] = ()
+) -> tuple[list[tuple[str, str]], str]:
+    """The (a, b) pairs of runs to compare (b minus a), and a line saying why these.
+
+    `baseline`: every other run against it. `compare`: "A,B" pairs, or "all" for every pair. Neither: every pair
+    of up to ALL_PAIRS_MAX_RUNS runs, none past that."""
+    known = set(labels)
+
+    def check(name: str, flag: str) -> str:
+        if name not in known:
+            shown = ", ".join(labels[:10]) + (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
+            raise InputError.single(flag, f"expected a run of this report, got {name!r}; the runs: {shown}")
+        return name
+
+    pairs: list[tuple[str, str]] = []
+    reasons = []
+    if baseline is not None:
+        check(baseline, "--baseline")
+        pairs += [(baseline, b) for b in labels if b != baseline]
+        reasons.append(f"each run against the baseline {baseline}")
+    for item in compare:
+        if item == COMPARE_ALL:
+            pairs += list(combinations(labels, 2))
+            reasons.append("every pair of runs")
+            continue
+        a, sep, b = item.partition(",")
+        if not sep or not a or not b or "," in b:
+            raise InputError.single(
+                "--compare", f"expected two run names as A,B (b minus a) or {COMPARE_ALL}, got {item!r}"
+            )
+        pairs.append((check(a, "--compare"), check(b, "--compare")))
+        reasons.append(f"{b} against {a}")
+    if baseline is None and not compare:
+        if len(labels) <= ALL_PAIRS_MAX_RUNS:
+            return list(combinations(labels, 2)), "every pair of runs"
+        return [], (
+            f"none: with more than {ALL_PAIRS_MAX_RUNS} runs, only the pairs asked for (--baseline NAME, "
+            f"--compare A,B or --compare {COMPARE_ALL})"
+        )
+    return list(dict.fromkeys(p for p in pairs if p[0] != p[1])), "; ".join(reasons)
+
+
+def build_report(
+    runs: list[LoadedRun],
+    accuracy: list[JudgeAccuracy] | None = None,
+    baseline: str | None = None,
+    compare: Sequence[str] = (),
+) -> Report:
+    """`accuracy`: judges' sensitivity and specificity against labels, for rates corrected for judge error.
+    `baseline`, `compare`: which runs are compared pair by pair (`comparisons`)."""
+    with gc_paused():
+        return _build(runs, accuracy or [], *comparisons([r.info.run for r in runs], baseline, compare))
+
+
+def _build(
+    runs: list[LoadedRun], accuracy: list[JudgeAccuracy], pairs: list[tuple[str, str]], pairs_note: str
+) -> Report:
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     infos = report_scorers(runs)
     frames = [run_frames(run) for run in runs]
@@ -169,19 +314,19 @@ def build_report(runs: list[LoadedRun], accuracy: list[JudgeAccuracy] | None = N
     passes: list[PassK] = []
     for run, f in zip(runs, frames, strict=True):
         mine = [i for i in infos if i.name in run.info.scorers]
-        groups.append(group_stats(f, "all", "all", f.episodes.index, mine, rng))
-        for by, keys in breakdowns(f.views):
-            exploded = keys.explode()
-            for key, members in exploded.groupby(exploded, sort=True):
-                groups.append(group_stats(f, by, str(key), members.index, mine, rng))
+        groups.append(group_stats(f, "all", "all", range(len(f.views)), mine, rng))
+        for by, members in breakdowns(f.views):
+            groups += [group_stats(f, by, key, positions, mine, rng) for key, positions in members.items()]
         passes += [p for info in mine if (p := pass_k(f, info)).cases]
+    by_label = {f.label: f for f in frames}
     paired = []
-    for a, b in combinations(frames, 2):
+    for a_label, b_label in pairs:
+        a, b = by_label[a_label], by_label[b_label]
         for info in infos:
-            pairs, diff, ci = paired_difference(_scored(a, info.name), _scored(b, info.name), rng)
-            if pairs:
-                paired.append(PairedDiff(a=a.label, b=b.label, scorer=info.name, pairs=pairs, mean_diff=diff, ci=ci))
-    judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy or [])
+            n, diff, ci = paired_difference(a.scored(info.name), b.scored(info.name), rng)
+            if n:
+                paired.append(PairedDiff(a=a.label, b=b.label, scorer=info.name, pairs=n, mean_diff=diff, ci=ci))
+    judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy)
     episodes = [ep for r in runs for ep in r.episodes]
     return Report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -190,10 +335,11 @@ def build_report(runs: list[LoadedRun], accuracy: list[JudgeAccuracy] | None = N
         groups=groups,
         pass_k=passes,
         paired=paired,
+        paired_note=pairs_note,
         judges=judged.uses,
         panels=judged.panels,
         corrected=judged.corrected,
-        judge_notes=unapplied(accuracy or [], judged.corrected),
+        judge_notes=unapplied(accuracy, judged.corrected),
         checks_vs_judge=checks_vs_judge(episodes),
         robust=[r.robust for r in runs if r.robust is not None],
         episodes=episodes,

@@ -6,13 +6,16 @@
   affect, plus per-toolkit / per-risk-category / per-trial tables behind toggles;
 - plots drawn with matplotlib (Agg, `svg.fonttype: none`) as inline SVG: score distributions, safety against
   helpfulness, per-toolkit means and pass^k curves;
-- a trace viewer (static/report.js) that lists the episodes, filters them and builds one trace when it is opened.
+- a trace viewer (static/report.js) that lists the episodes (a summary of each), filters them and builds one trace
+  when it is opened, from the report's trace store (toolemu.reporting.traces): chunks embedded in the page for a
+  small report, sidecar script files beside it for a large one, parsed only when one of their episodes is opened.
 
 Security: the server-side parts go through `html.escape`; plot text is escaped by matplotlib's SVG writer (and
 mathtext is off, so a `$` in a label is just a dollar sign); episodes travel as JSON in a
-`<script type="application/json">` block with `<`, `>`, `&`, U+2028 and U+2029 written as `\\uXXXX`, and the
-script builds the DOM with `textContent` only. A Content-Security-Policy meta tag lets only the scripts that carry
-this render's random nonce run, so an injected `<script>` or `onerror=` could not run even if it got through.
+`<script type="application/json">` block with `<`, `>`, `&`, U+2028 and U+2029 written as `\\uXXXX` (embedded
+trace chunks likewise), sidecar chunks hold their JSON as a JS string literal that the viewer hands to JSON.parse,
+and the script builds the DOM with `textContent` only. A Content-Security-Policy meta tag lets only the scripts that
+carry this render's random nonce run, so an injected `<script>` or `onerror=` could not run even if it got through.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
 from toolemu.reporting.plots import (
+    HEATMAP_MIN_RUNS,
     finite,
     overall_groups,
     plot_distributions,
@@ -36,6 +40,7 @@ from toolemu.reporting.plots import (
     plot_toolkits,
     run_order,
 )
+from toolemu.reporting.traces import CHUNK_EPISODES, TRACES_DIR, TraceStore, store_views
 from toolemu.scorers.base import MetricInfo
 
 __all__ = ["render_html", "csp_policy", "embed_json"]
@@ -68,7 +73,11 @@ def e(text: object) -> str:
 def embed_json(data: Any) -> str:
     """JSON that is safe inside a <script> element: no `<`, `>` or `&` (so no `</script>` or `<!--`), and no
     U+2028/U+2029. These characters only occur inside JSON strings, where `\\uXXXX` means the same thing."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return embed_json_text(json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
+
+
+def embed_json_text(text: str) -> str:
+    """A JSON text made safe inside a <script> element, as `embed_json` does."""
     return _JSON_ESCAPE_RE.sub(lambda m: _JSON_ESCAPES[m.group(0)], text)
 
 
@@ -218,7 +227,8 @@ def _breakdown(report: Report, by: str, title: str, colors: dict[str, str]) -> s
 
 def _paired(report: Report) -> str:
     if not report.paired:
-        return ""
+        note = report.paired_note if report.paired_note.startswith("none") else ""
+        return f'<h3>Paired differences</h3><p class="note" id="paired-note">{e(note)}.</p>' if note else ""
     rows = []
     for p in report.paired:
         excludes_zero = p.ci is not None and (p.ci[0] > 0 or p.ci[1] < 0)
@@ -231,7 +241,7 @@ def _paired(report: Report) -> str:
         )
     return (
         '<h3>Paired differences</h3><p class="note">Run b minus run a over the (case, trial) pairs both scored; '
-        "bold where the 95% CI excludes zero.</p>"
+        f"bold where the 95% CI excludes zero. Compared: {e(report.paired_note or 'every pair of runs')}.</p>"
         '<div class="table-wrap fit"><table class="stats narrow" id="paired-table"><thead><tr><th>b − a</th>'
         '<th>metric</th><th class="num">pairs</th><th class="num">mean difference [95% CI]</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
@@ -343,11 +353,22 @@ def _figure_block(svg: str | None, fig_id: str, caption: str) -> str:
 # ------------------------------------------------------------------------------------------------------ page
 
 
-def render_html(report: Report) -> str:
-    """The report as one self-contained HTML page (no network; CSS, JS, data and plots inline)."""
+def _trace_data(traces: TraceStore) -> dict[str, Any]:
+    """How the viewer finds a trace: in the page's chunk blocks, or in sidecar files beside the page."""
+    mode = "files" if traces.in_files else ("embedded" if traces.embedded else "none")
+    return {"mode": mode, "chunk": CHUNK_EPISODES, "token": traces.token, "dir": TRACES_DIR, "count": traces.count}
+
+
+def render_html(report: Report, traces: TraceStore | None = None) -> str:
+    """The report as one HTML page (no network; CSS, JS, data and plots inline). The episodes' traces come from
+    `traces` (filled as the runs were read, each view's `trace_id` saying where) or, without one, from the views'
+    own steps, embedded in the page."""
     from toolemu.reporting.checks_html import checks_section  # these build on this module's helpers
     from toolemu.reporting.judges_html import judges_legend, judges_section
     from toolemu.reporting.robust_html import robust_section
+
+    if traces is None:
+        traces = store_views(report.episodes)
 
     nonce = secrets.token_urlsafe(18)
     runs = list(dict.fromkeys(run_order(report) + [ep.run for ep in report.episodes]))
@@ -362,15 +383,17 @@ def render_html(report: Report) -> str:
         "statuses": list(EPISODE_STATUSES),
         "runs": [{"run": r, "color": colors[r]} for r in runs],
         "scorers": [json.loads(i.model_dump_json()) for i in report.scorers],
-        # Through pydantic's JSON serialiser: NaN and infinities become null, as in report.json.
-        "episodes": json.loads(report.model_dump_json(include={"episodes"}))["episodes"],
+        "episodes": [{**ep.summary(), "trace": ep.trace_id} for ep in report.episodes],
+        "traces": _trace_data(traces),
     }
 
+    heatmaps = len(run_order(report)) >= HEATMAP_MIN_RUNS  # too many runs for bars side by side
     plots = [
         _figure_block(
             plot_distributions(report, colors),
             "plot-distributions",
-            "Share of each score among the scored episodes of a run; n and failed evaluations in the legend.",
+            "Share of each score among the scored episodes of a run; n and failed evaluations in the "
+            + ("summary table." if heatmaps else "legend."),
         ),
         _figure_block(
             plot_safety_vs_helpfulness(report, colors),
@@ -382,7 +405,9 @@ def render_html(report: Report) -> str:
         plot_toolkits(report, colors),
         "plot-toolkits",
         "Mean score per toolkit and run (episodes that use several toolkits count for each), riskiest toolkit "
-        "first. Exact numbers in the per-toolkit table below.",
+        "first"
+        + ("; grey: no scored episode. " if heatmaps else ". ")
+        + "Exact numbers in the per-toolkit table below.",
     )
     passk_plot = _figure_block(
         plot_pass_k(report, colors),
@@ -475,6 +500,10 @@ def render_html(report: Report) -> str:
             "</head><body>",
             "\n".join(body),
             f'\n<script type="application/json" id="report-data">{embed_json(data)}</script>',
+            *(
+                f'\n<script type="application/json" id="traces-{n}">{embed_json_text(chunk)}</script>'
+                for n, chunk in enumerate(traces.embedded)
+            ),
             f'\n<script nonce="{nonce}">\n{js}\n</script>',
             "\n</body></html>\n",
         ]

@@ -1,21 +1,31 @@
 """Runs for a report, read through the run log: our run directories and the dumps ToolEmu itself wrote.
 
 Nothing is dropped: an evaluation that failed or is missing shows as such, evaluation records that match no
-trajectory are noted, and so are lines that are not records.
+trajectory are noted, and so are lines that are not records. The shards of a run are read as one run
+(`toolemu.reporting.groups`).
+
+Given a TraceStore, every episode's full trace goes there as it is read, and the run's records are slimmed (no
+step text, no judge's text): a study of hundreds of dumps is reported in bounded memory.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from toolemu.llm.usage import BudgetUse
-from toolemu.log import CaseView, Episode, RunLog, Score, read_run, runs_in, split_eval_key
+from toolemu.log import CaseView, Episode, RunLog, Score, read_run, split_eval_key
+from toolemu.log.evaluation import Sample
+from toolemu.log.layout import eval_files_among, run_files
+from toolemu.reporting.gc_pause import gc_paused
+from toolemu.reporting.groups import RunGroup, group_runs
 from toolemu.reporting.judges import Member, collect_members
 from toolemu.reporting.model import EpisodeView, RunInfo
+from toolemu.reporting.traces import TraceStore
 from toolemu.robust.models import RobustSummary
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
@@ -33,9 +43,14 @@ class LoadedRun:
     episodes: list[EpisodeView]
     scorers: list[MetricInfo]
     judges: dict[str, list[Member]] = field(default_factory=dict)  # by scorer: each judge's verdicts, per episode
-    log: RunLog | None = None  # what it was read from: the frames of toolemu.analysis read the rest there
+    log: RunLog | None = None  # the first file read (run.json of ours): the frames of toolemu.analysis read it
     sources: list[Episode] | None = None  # sources[i] is the trajectory and evaluations behind episodes[i]
+    logs: list[RunLog] = field(default_factory=list)  # every file read into this run (shards: several), in order
     robust: RobustSummary | None = None  # `toolemu robust` run on it, with its default --out
+
+    @property
+    def all_logs(self) -> list[RunLog]:
+        return self.logs or ([self.log] if self.log is not None else [])
 
 
 def robust_summary(path: Path, notes: list[str]) -> RobustSummary | None:
@@ -63,7 +78,11 @@ def evaluation_scores(episode: Episode, info: MetricInfo) -> list[Score]:
 def score_of(episode: Episode, info: MetricInfo, has_file: bool) -> Score | None:
     """The episode's score for one scorer, for tables by episode and the trace viewer: the mean over replicate
     evaluations; None when the run has no such evaluations at all."""
-    scores = evaluation_scores(episode, info)
+    return pooled_score(evaluation_scores(episode, info), info, has_file)
+
+
+def pooled_score(scores: list[Score], info: MetricInfo, has_file: bool) -> Score | None:
+    """`score_of` from the episode's evaluation lines of that scorer."""
     if not scores:
         return Score(scorer=info.name, metric=info.metric, status="missing") if has_file else None
     ok = [s for s in scores if s.scored]
@@ -80,85 +99,169 @@ def score_of(episode: Episode, info: MetricInfo, has_file: bool) -> Score | None
     )
 
 
+def episode_view(ep: Episode, infos: list[MetricInfo], shown: set[str], source: str) -> EpisodeView:
+    """One joined episode as the viewer shows it; `shown`: the eval types the run has files of."""
+    traj = ep.trajectory
+    case = traj.case_view  # validated once: every field below reads it
+    scores, replicates = {}, {}
+    for info in infos:
+        lines = evaluation_scores(ep, info)
+        score = pooled_score(lines, info, info.eval_type in shown or info.eval_type in ALWAYS_SHOWN)
+        if score is not None:
+            scores[info.name] = score
+        if len(lines) > 1:
+            replicates[info.name] = lines
+    return EpisodeView(
+        run="",
+        case_name=traj.case_name,
+        case_idx=traj.case_idx,
+        trial=traj.trial,
+        toolkits=case.toolkits,
+        risk_categories=categories_of(case),
+        threat=case.threat.kind if case.threat else None,
+        status=traj.status,
+        instruction=case.user_instruction or traj.input,
+        final_answer=traj.output,
+        error=f"{traj.error.type}: {traj.error.message}" if traj.error else None,
+        steps=traj.steps,
+        scores=scores,
+        replicates=replicates,
+        ledger=traj.ledger or traj.recomputed_ledger(),
+        source=source,
+        record=ep.position,
+    )
+
+
 def load_run(path: Path, label: str | None = None) -> LoadedRun:
-    run: RunLog = read_run(path)
-    joined, notes = run.episodes()
-    notes = run.problems + notes
-    # A panel judge's file (<type>@<judge>) is not a scorer of its own: its verdicts reach the judges section.
-    eval_types = list(dict.fromkeys([*ALWAYS_SHOWN, *(t for t in run.evaluations if split_eval_key(t)[1] is None)]))
+    """One run directory or trajectory file as one run."""
+    return load_group(RunGroup(label or "", [path]))
+
+
+def load_group(group: RunGroup, traces: TraceStore | None = None) -> LoadedRun:
+    """The files of one run (a run, or the shards of one) read as one run, in the group's order. With `traces`,
+    each episode's trace goes there and the run keeps slim records."""
+    # Every scorer any shard has is the run's: a shard without its eval file shows those evaluations as missing.
+    files = [run_files(path) for path in group.paths]
+    listings = {d: os.listdir(d) for d in dict.fromkeys(f.directory for f in files)}  # shards share a folder
+    found = [t for f in files for t in eval_files_among(f.trajectories, listings[f.directory])]
+    eval_types = list(dict.fromkeys([*ALWAYS_SHOWN, *(t for t in found if split_eval_key(t)[1] is None)]))
     infos = [info_for_eval_type(t) for t in eval_types]
-    episodes = []
-    for ep in joined:
-        traj = ep.trajectory
-        scores, replicates = {}, {}
-        for info in infos:
-            score = score_of(ep, info, info.eval_type in run.evaluations or info.eval_type in ALWAYS_SHOWN)
-            if score is not None:
-                scores[info.name] = score
-            if len(lines := evaluation_scores(ep, info)) > 1:
-                replicates[info.name] = lines
-        episodes.append(
-            EpisodeView(
-                run="",
-                case_name=traj.case_name,
-                case_idx=traj.case_idx,
-                trial=traj.trial,
-                toolkits=traj.toolkits,
-                risk_categories=categories_of(traj.case_view),
-                threat=traj.case_view.threat.kind if traj.case_view.threat else None,
-                status=traj.status,
-                instruction=traj.instruction,
-                final_answer=traj.output,
-                error=f"{traj.error.type}: {traj.error.message}" if traj.error else None,
-                steps=traj.steps,
-                scores=scores,
-                replicates=replicates,
-                ledger=traj.ledger or traj.recomputed_ledger(),
-            )
-        )
-    robust = robust_summary(path, notes)
-    info = _run_info(path, run, label, [i.name for i in infos], notes)
+    shown = set(found)
+    logs: list[RunLog] = []
+    joined: list[Episode] = []
+    episodes: list[EpisodeView] = []
+    notes = list(group.notes)
+    for path in group.paths:
+        run = read_run(path)
+        mine, more = run.episodes()
+        notes += run.problems + more
+        views = [episode_view(ep, infos, shown, str(run.files.trajectories)) for ep in mine]
+        if traces is not None:
+            for view in views:
+                view.trace_id = traces.add(view)
+            _slim(run, mine, views)
+        logs.append(run)
+        joined += mine
+        episodes += views
+    # A combined run's robustness summary: the first of its folders that has one (shards of ours each could).
+    robust = next((r for path in group.paths if (r := robust_summary(path, notes)) is not None), None)
+    info = _run_info(group, logs, [i.name for i in infos], notes)
     for ep in episodes:
         ep.run = info.run
-    return LoadedRun(info, episodes, infos, collect_members(info.run, joined, infos), run, joined, robust)
+    judges = collect_members(info.run, joined, infos)
+    return LoadedRun(info, episodes, infos, judges, logs[0], joined, logs, robust)
 
 
-def _run_info(path: Path, run: RunLog, label: str | None, scorers: list[str], notes: list[str]) -> RunInfo:
-    first = next((t for t in run.trajectories if t.schema_version), None)
+def _run_info(group: RunGroup, logs: list[RunLog], scorers: list[str], notes: list[str]) -> RunInfo:
+    first = next((t for run in logs for t in run.trajectories if t.schema_version), None)
 
     def model(role: str, detail: str) -> str:
         name = first.model_of(role) if first else ""
         return f"{name} ({detail})" if name and detail else name
 
-    budget = BudgetUse.from_dict(run.meta.budget).line() if run.meta and run.meta.budget else ""
-    evaluator = next((ev.evaluator_model for evs in run.evaluations.values() for ev in evs if ev.evaluator_model), "")
-    bench = run.meta.benchmark if run.meta else None
+    # The command's budget use, from run.json; a combined run's shards each have their own, in their run.json.
+    meta = logs[0].meta
+    budget = BudgetUse.from_dict(meta.budget).line() if len(logs) == 1 and meta and meta.budget else ""
+    evaluator = next(
+        (ev.evaluator_model for run in logs for evs in run.evaluations.values() for ev in evs if ev.evaluator_model),
+        "",
+    )
+    bench = logs[0].meta.benchmark if logs[0].meta else None
+    label = group.label or logs[0].files.label
     return RunInfo(
-        run=label or run.files.label,
-        source=str(path),
-        format=run.format,
-        agent=model("agent", first.agent_type if first else "") or run.files.label,
+        run=label,
+        source=_source(group.paths),
+        sources=[str(p) for p in group.paths] if len(group.paths) > 1 else [],
+        format="ours" if any(run.format == "ours" for run in logs) else "toolemu",
+        agent=model("agent", first.agent_type if first else "") or label,
         emulator=model("emulator", first.simulator_type if first else ""),
         evaluator=evaluator,
         scorers=scorers,
         notes=notes,
         benchmark_version=bench.version if bench else None,
         benchmark_hash=bench.hash if bench else None,
-        problems=list(run.problems),
+        problems=[p for run in logs for p in run.problems],
         budget=budget,
     )
 
 
-def load_runs(paths: list[Path]) -> list[LoadedRun]:
-    """Each path one run (a folder of ToolEmu dumps: one run per dump); labels are the directory (or file) names,
-    made unique where they clash."""
-    paths = [run for path in paths for run in runs_in(path)]
-    runs = [load_run(p) for p in paths]
+def _source(paths: list[Path]) -> str:
+    """The path read, or for several, the folder they share and how many there are."""
+    if len(paths) == 1:
+        return str(paths[0])
+    parents = {p.parent for p in paths}
+    where = paths[0].parent if len(parents) == 1 else Path(os.path.commonpath([p.resolve() for p in paths]))
+    return f"{where} ({len(paths)} shards)"
+
+
+# -------------------------------------------------------------------------------------------------- slimming
+
+# The texts a report reads only in a trace: emptied once the trace is stored.
+STEP_TEXTS = (
+    "thought",
+    "agent_log",
+    "discarded_text",
+    "reasoning",
+    "observation",
+    "emulator_thought",
+    "emulator_log_summary",
+)
+TRAJECTORY_TEXTS = ("input", "output")
+
+
+def _slim(run: RunLog, episodes: list[Episode], views: list[EpisodeView]) -> None:
+    """Drop the texts whose traces are stored, in place (these records were just read and nothing else holds
+    them): what counts, statuses, gates, scores and judges need stays. A view keeps its instruction and final
+    answer (the list shows and searches them) and its ledger."""
+    for ep in episodes:
+        traj = ep.trajectory
+        for step in traj.steps:
+            for name in STEP_TEXTS:
+                setattr(step, name, "")
+            step.tool_input, step.state = {}, []
+        for name in TRAJECTORY_TEXTS:
+            setattr(traj, name, "")
+        traj.intermediate_steps, traj.case, traj.policies, traj.ledger = [], {}, [], {}
+    for evaluations in run.evaluations.values():
+        for ev in evaluations:
+            ev.evaluator_thought = ev.log_summary = ""
+            ev.samples = [Sample(thought="", label=s.label, score=s.score, summary="") for s in ev.samples]
+    for view in views:  # a view keeps its ledger: a few facts, and the checks read it
+        for score in [*view.scores.values(), *(s for lines in view.replicates.values() for s in lines)]:
+            score.explanation = score.summary = ""
+
+
+def load_runs(paths: list[Path], group_by: str | None = None, traces: TraceStore | None = None) -> list[LoadedRun]:
+    """The runs the paths name, the shards of one run combined (`toolemu.reporting.groups`; `group_by` chooses
+    how); labels are made unique where they clash. With `traces`, every trace goes there as it is read."""
+    groups = group_runs(paths, group_by)
+    with gc_paused():
+        runs = [load_group(g, traces) for g in groups]
     seen: dict[str, int] = {}
-    for run, path in zip(runs, paths, strict=True):
+    for run, group in zip(runs, groups, strict=True):
         label = run.info.run
         if label in seen or sum(r.info.run == label for r in runs) > 1:
-            label = f"{path.resolve().parent.name}/{label}"
+            label = f"{group.paths[0].resolve().parent.name}/{label}"
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:
             label = f"{label}#{seen[label]}"

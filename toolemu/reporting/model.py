@@ -7,6 +7,7 @@ untrusted: renderers must escape it, never interpret it.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -23,6 +24,24 @@ EPISODE_STATUSES = ("final_answer", "quit", "max_iterations", "token_limit", "er
 GroupBy = Literal["all", "toolkit", "risk_category", "trial", "threat"]
 NO_THREAT = "(no threat)"
 ANY_THREAT = "(any threat)"
+# What report.json and the page's list hold of an episode: everything but the steps, the judges' texts and the
+# ledger, which are in the trajectory and eval files (and, for the page, in its traces: toolemu.reporting.traces).
+SUMMARY_FIELDS = {
+    "run",
+    "case_name",
+    "case_idx",
+    "trial",
+    "toolkits",
+    "risk_categories",
+    "threat",
+    "status",
+    "instruction",
+    "final_answer",
+    "error",
+    "source",
+    "record",
+}
+SCORE_SUMMARY_FIELDS = {"scorer", "metric", "status", "value", "label", "error", "samples"}
 
 
 class EpisodeView(BaseModel):
@@ -45,6 +64,23 @@ class EpisodeView(BaseModel):
     # `scores` holds their mean, and the statistics pool these lines one by one, as ToolEmu's reader does.
     replicates: dict[str, list[Score]] = Field(default_factory=dict)
     ledger: dict[str, Any] = Field(default_factory=dict)  # the world state the steps' patches add up to
+    source: str = ""  # the trajectory file it was read from
+    record: int | None = None  # its position among that file's records (0: the first)
+    step_count: int | None = None  # a summary read back from report.json holds no steps, only their number
+    trace_id: int | None = Field(default=None, exclude=True)  # where a report's trace store holds its steps
+
+    @property
+    def steps_taken(self) -> int:
+        return len(self.steps) if self.step_count is None else self.step_count
+
+    def summary(self) -> dict[str, Any]:
+        """The episode as report.json and the page's list hold it: no step, no judge's text."""
+        data = self.model_dump(mode="json", include=SUMMARY_FIELDS)
+        data["step_count"] = self.steps_taken
+        data["scores"] = {k: _score_summary(s) for k, s in self.scores.items()}
+        if self.replicates:
+            data["replicates"] = {k: [_score_summary(s) for s in lines] for k, lines in self.replicates.items()}
+        return data
 
     def evaluation_lines(self, scorer: str) -> list[Score]:
         """The scorer's judgements of this episode as the statistics count them: each replicate, else the one."""
@@ -56,6 +92,13 @@ class EpisodeView(BaseModel):
     @property
     def denied_calls(self) -> int:
         return sum(1 for s in self.steps if s.blocked)
+
+
+def _score_summary(score: Score) -> dict[str, Any]:
+    data = score.model_dump(mode="json", include=SCORE_SUMMARY_FIELDS)
+    if data["value"] is not None and not math.isfinite(data["value"]):
+        data["value"] = None  # as pydantic's JSON writes NaN: report.json and the page hold JSON, not JS numbers
+    return data
 
 
 class MetricStats(BaseModel):
@@ -247,7 +290,8 @@ class ChecksVsJudge(BaseModel):
 
 class RunInfo(BaseModel):
     run: str
-    source: str  # the dump's path
+    source: str  # the dump's path; for a run combined from shards, their folder and how many
+    sources: list[str] = Field(default_factory=list)  # every file or folder read into this run, in reading order
     format: Literal["toolemu", "ours"]
     agent: str  # agent model and type, when known
     emulator: str = ""
@@ -268,6 +312,7 @@ class Report(BaseModel):
     groups: list[GroupStats]
     pass_k: list[PassK] = Field(default_factory=list)
     paired: list[PairedDiff] = Field(default_factory=list)
+    paired_note: str = ""  # which runs were compared, and why these (--baseline, --compare, or the default)
     judges: list[JudgeUse] = Field(default_factory=list)  # who judged: per run and scorer, every judge and its N
     panels: list[PanelStats] = Field(default_factory=list)  # runs that two or more judges scored
     corrected: list[CorrectedRate] = Field(default_factory=list)  # rates corrected for a judge's known errors

@@ -15,6 +15,9 @@ from toolemu.reporting.model import GroupStats, MetricStats, Report
 from toolemu.scorers.base import MetricInfo
 
 PLOT_LABEL_MAX = 48  # characters of a run or toolkit name shown in a plot; the tables show the whole name
+# Past this many runs (the palette's colours) bars side by side cannot be told apart, and a study of dozens of runs
+# would draw thousands of bars: the distributions and the per-toolkit means become heatmaps (one column per run).
+HEATMAP_MIN_RUNS = 9
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -116,6 +119,28 @@ def _scale_note(info: MetricInfo) -> str:
     return f"value ({info.lower:g} … {info.upper:g}; {direction})"
 
 
+def _cmap(info: MetricInfo):
+    """Red (bad) to blue (good) on the scorer's direction; missing cells light grey."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["RdYlBu" if info.higher_is_better else "RdYlBu_r"].copy()
+    cmap.set_bad("#eeeeee")
+    return cmap
+
+
+def _heatmap(fig, ax, matrix: list[list[float | None]], rows: list[str], cols: list[str], cmap, low, high, label):
+    """One cell per (row, column); None is a missing cell. Drawn as one image, so dozens of runs stay cheap."""
+    import numpy as np
+
+    values = np.ma.masked_invalid(np.array([[math.nan if v is None else v for v in row] for row in matrix], float))
+    image = ax.imshow(values, cmap=cmap, vmin=low, vmax=high, aspect="auto", interpolation="nearest")
+    ax.set_yticks(range(len(rows)), [plot_label(r) for r in rows])
+    ax.set_xticks(range(len(cols)), [plot_label(c) for c in cols], rotation=90)
+    ax.grid(visible=False)
+    ax.tick_params(length=0)
+    fig.colorbar(image, ax=ax, label=label, shrink=0.8)
+
+
 @_with_rc
 def plot_distributions(report: Report, colors: dict[str, str]) -> str | None:
     overall = overall_groups(report)
@@ -123,6 +148,8 @@ def plot_distributions(report: Report, colors: dict[str, str]) -> str | None:
     infos = _with_values(report, [overall[r] for r in runs])
     if not runs or not infos:
         return None
+    if len(runs) >= HEATMAP_MIN_RUNS:
+        return _distribution_heatmap(overall, runs, infos)
     fig = _figure(3.9 * len(infos), 3.4 + 0.17 * len(runs))
     axes = fig.subplots(1, len(infos), squeeze=False)[0]
     handles = [_patch(colors[run]) for run in runs]
@@ -156,6 +183,32 @@ def plot_distributions(report: Report, colors: dict[str, str]) -> str | None:
         ]
         labels.append(f"{plot_label(run)}: {', '.join(counts)}")
     fig.legend(handles, labels, loc="outside lower center", ncols=1)
+    return _svg(fig)
+
+
+def _distribution_heatmap(overall: dict[str, GroupStats], runs: list[str], infos: list[MetricInfo]) -> str:
+    """Many runs: per scorer, the share of each score (rows) in each run (columns)."""
+    from matplotlib import colormaps
+
+    fig = _figure(max(4.0, 1.6 + 0.2 * len(runs)) * len(infos), 2.2 + 0.1 * max(len(r) for r in runs))
+    axes = fig.subplots(1, len(infos), squeeze=False)[0]
+    for ax, info in zip(axes, infos, strict=True):
+        stats = {r: overall[r].metrics.get(info.name) for r in runs}
+        keys = sorted({k for s in stats.values() if s for k in s.histogram}, key=_score_key) or [
+            str(v) for v in info.integer_scale
+        ]
+        matrix = [
+            [
+                (s.histogram.get(k, 0) / total) if s and (total := sum(s.histogram.values())) else None
+                for s in (stats[r] for r in runs)
+            ]
+            for k in keys
+        ]
+        cmap = colormaps["Blues"].copy()
+        cmap.set_bad("#eeeeee")
+        _heatmap(fig, ax, matrix, [_fmt_key(k) for k in keys], runs, cmap, 0.0, 1.0, "share of scored episodes")
+        ax.set_title(plot_label(info.title), loc="left")
+        ax.set_ylabel(_scale_note(info))
     return _svg(fig)
 
 
@@ -249,6 +302,8 @@ def plot_toolkits(report: Report, colors: dict[str, str]) -> str | None:
         return (mean if first.higher_is_better else -mean, key)
 
     keys = sorted(by_key, key=order)  # worst on the first scorer at the top
+    if len(runs) >= HEATMAP_MIN_RUNS:
+        return _toolkit_heatmap(by_key, keys, runs, infos)
     band = 0.8
     bar = band / len(runs)
     height = max(2.6, len(keys) * (0.14 * len(runs) + 0.16) + 1.2 + 0.17 * math.ceil(len(runs) / 3))
@@ -286,6 +341,27 @@ def plot_toolkits(report: Report, colors: dict[str, str]) -> str | None:
         ax.set_xlabel(f"mean ({info.lower:g}–{info.upper:g}), 95% CI")
         ax.tick_params(axis="y", length=0)
     fig.legend(handles, [plot_label(r) for r in runs], loc="outside upper center", ncols=min(3, len(runs)))
+    return _svg(fig)
+
+
+def _toolkit_heatmap(
+    by_key: dict[str, dict[str, GroupStats]], keys: list[str], runs: list[str], infos: list[MetricInfo]
+) -> str:
+    """Many runs: per scorer, the mean of each toolkit (rows, riskiest first) in each run (columns)."""
+    longest = max(len(plot_label(r)) for r in runs)
+    fig = _figure(max(4.5, 2.6 + 0.2 * len(runs)) * len(infos), 1.8 + 0.19 * len(keys) + 0.07 * longest)
+    axes = fig.subplots(1, len(infos), squeeze=False)[0]
+    for ax, info in zip(axes, infos, strict=True):
+        matrix = []
+        for key in keys:
+            row = []
+            for run in runs:
+                g = by_key[key].get(run)
+                m = g.metrics.get(info.name) if g else None
+                row.append(m.mean if m is not None and finite(m.mean) else None)
+            matrix.append(row)
+        _heatmap(fig, ax, matrix, keys, runs, _cmap(info), info.lower, info.upper, f"mean {info.name}")
+        ax.set_title(plot_label(f"Mean {info.name}"), loc="left")
     return _svg(fig)
 
 

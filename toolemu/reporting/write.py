@@ -1,21 +1,46 @@
-"""`toolemu report` as a library call: load the dumps, build the report, write its files."""
+"""`toolemu report` as a library call: load the dumps, build the report, write its files.
+
+The episodes' traces go to a trace store as the dumps are read (embedded in the page, or sidecar files in
+`report_traces/` for a large report), so memory holds summaries, not every step of every episode. report.json holds
+the statistics and a summary of each episode, with the file and record its trajectory is in.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from toolemu.llm.secrets import redact
+from pydantic import Field
+
+from toolemu.llm.secrets import redact, redactor
 from toolemu.paths import output_dir
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.build import build_report
+from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.load import load_runs
 from toolemu.reporting.model import Report
 from toolemu.reporting.tables import summary_csv
+from toolemu.reporting.traces import TraceStore, store_views
 from toolemu.reporting.unified import unified_report_name, unified_report_text
 
 REPORT_HTML = "report.html"
+
+
+class ReportFile(Report):
+    """report.json's shape: the report, each episode as its summary."""
+
+    episodes: list[dict[str, Any]] = Field(default_factory=list)  # type: ignore[assignment]
+
+
+def report_json(report: Report) -> str:
+    """report.json: every field of the report (pydantic's JSON: NaN and infinities as null), the episodes as
+    summaries (`EpisodeView.summary`): their trajectories are in the files each names."""
+    fields = {name: getattr(report, name) for name in Report.model_fields if name != "episodes"}
+    return ReportFile.model_construct(**fields, episodes=[ep.summary() for ep in report.episodes]).model_dump_json(
+        indent=1
+    )
 
 
 def default_out_dir(dumps: list[Path]) -> Path:
@@ -31,23 +56,35 @@ def write_report(
     out: Path | None = None,
     accuracy: list[JudgeAccuracy] | None = None,
     formats: Sequence[str] = (),
+    group_by: str | None = None,
+    baseline: str | None = None,
+    compare: Sequence[str] = (),
 ) -> tuple[Report, dict[str, Path]]:
-    """Write report.json, summary.csv, report.html and one `<run>_unified_report.txt` per run, and with `formats`
-    (parquet, csv) the frames of toolemu.analysis (episodes.parquet, scores.csv, ...); returns their paths by kind
-    (the unified reports as `unified:<run>`, the frames as `<frame>.<format>`). `accuracy`: judges' sensitivity
-    and specificity, for rates corrected for judge error."""
+    """Write report.json, summary.csv, report.html (and its `report_traces/` when large) and one
+    `<run>_unified_report.txt` per run, and with `formats` (parquet, csv) the frames of toolemu.analysis
+    (episodes.parquet, scores.csv, ...); returns their paths by kind (the unified reports as `unified:<run>`, the
+    frames as `<frame>.<format>`). `accuracy`: judges' sensitivity and specificity, for rates corrected for judge
+    error. `group_by`: which files make one run (toolemu.reporting.groups). `baseline`, `compare`: which runs are
+    compared pair by pair (toolemu.reporting.build.comparisons)."""
     from toolemu.analysis.export import check_formats, write_frames
     from toolemu.reporting.html import render_html  # matplotlib is imported only when a page is drawn
 
     check_formats(list(formats))
-    runs = load_runs(dumps)
-    report = build_report(runs, accuracy)
-    out = output_dir(out or default_out_dir(dumps), "--out")
-    texts = {
-        out / "report.json": report.model_dump_json(indent=1),
-        out / "summary.csv": summary_csv(report),
-        out / REPORT_HTML: render_html(report),
-    }
+    out = out or default_out_dir(dumps)
+    traces = TraceStore(out, scrub=redactor())
+    with gc_paused():  # see gc_pause: everything read stays alive until the files are written
+        # The frames need every record whole (steps_df holds the steps' text): with --format, nothing is slimmed.
+        runs = load_runs(dumps, group_by, None if formats else traces)
+        report = build_report(runs, accuracy, baseline, compare)
+        out = output_dir(out, "--out")
+        if formats:
+            store_views(report.episodes, traces)
+        traces.close()
+        texts = {
+            out / "report.json": report_json(report),
+            out / "summary.csv": summary_csv(report),
+            out / REPORT_HTML: render_html(report, traces),
+        }
     unified: dict[str, Path] = {}
     for run in report.runs:
         name = unified_report_name(run.run)
@@ -58,7 +95,10 @@ def write_report(
     for path, text in texts.items():
         # Loading scrubbed every record text already; this also covers names (runs, cases, toolkits).
         path.write_text(redact(text), encoding="utf-8")
+    traces.remove_stale()  # an earlier report's sidecar files, now that the page naming this render's is written
     files = {"html": out / REPORT_HTML, "json": out / "report.json", "csv": out / "summary.csv"}
+    if traces.in_files:
+        files["traces"] = traces.files[0].parent
     files |= {f"unified:{run}": path for run, path in unified.items()}
     if formats:
         files |= write_frames(runs, out, list(formats))

@@ -22,6 +22,7 @@ from toolemu.errors import InputError
 from toolemu.llm.secrets import redact
 from toolemu.log import RUN_FILE, TRAJECTORIES
 from toolemu.reporting import load_runs
+from toolemu.reporting.groups import NO_GROUPING
 from toolemu.reporting.load import LoadedRun
 from toolemu.submission.check import build_submission, check_runs
 from toolemu.submission.model import MANIFEST_FILE, RUNS_DIR, SUBMISSION_FILE, Submission
@@ -71,7 +72,7 @@ def prepare(paths: list[Path], out: Path) -> Prepared:
             raise InputError.single(path, "expected a run directory of toolemu (with run.json)")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError.single(out, "expected a new or empty directory for the submission")
-    runs = load_runs(paths)
+    runs = load_runs(paths, NO_GROUPING)  # each run directory one run, its own folder of records
     checked = check_runs(runs)
     if checked.problems:
         return Prepared(out, problems=checked.problems)
@@ -83,7 +84,7 @@ def prepare(paths: list[Path], out: Path) -> Prepared:
             # Secrets never reach an export: records written before a key was set may hold one.
             (target / file.name).write_text(redact(file.read_text(encoding="utf-8")), encoding="utf-8")
     # Read back what was written, so that submission.json holds the numbers of the files it ships.
-    shipped = load_runs([out / RUNS_DIR / name for name in names])
+    shipped = load_runs([out / RUNS_DIR / name for name in names], NO_GROUPING)
     submission = build_submission(shipped, check_runs(shipped))
     (out / SUBMISSION_FILE).write_text(submission.model_dump_json(indent=2) + "\n", encoding="utf-8")
     write_manifest(out)
@@ -182,7 +183,7 @@ def validate(folder: Path) -> Validated:
         out.problems.append(f"{RUNS_DIR}/ holds runs that {SUBMISSION_FILE} does not list: {', '.join(extra)}")
     if out.problems:
         return out
-    runs = load_runs(run_dirs)
+    runs = load_runs(run_dirs, NO_GROUPING)
     checked = check_runs(runs)
     out.problems += checked.problems
     if checked.problems:

@@ -2,7 +2,10 @@
  *
  * Every string in the data came from a model or a dump and is hostile: it only ever reaches the page through
  * textContent / createTextNode (never innerHTML, never an href or src, never eval). The data is read from the
- * JSON data block (id "report-data") with JSON.parse.
+ * JSON data block (id "report-data") with JSON.parse: a summary of every episode. An episode's trace (its steps and
+ * the judges' texts) is read when it is opened, from the page's chunk blocks (id "traces-<n>", JSON) or from a
+ * sidecar file beside the page (report_traces/<token>-<n>.js), loaded by a script element with this script's nonce:
+ * it calls toolemuTraces(token, n, text) with the chunk's JSON as a string, which is handed to JSON.parse.
  */
 (function () {
   "use strict";
@@ -19,7 +22,9 @@
   };
 
   var data = JSON.parse(document.getElementById("report-data").textContent);
-  var episodes = data.episodes || [];
+  var episodes = data.episodes || []; // summaries: no steps (step_count), no judge's text
+  var TRACES = data.traces || { mode: "none" };
+  var NONCE = (document.currentScript && document.currentScript.nonce) || "";
   var scorers = data.scorers || []; // [{name, title, lower, upper, higher_is_better, ...}], in display order
   var scorerNames = scorers.map(function (sc) { return sc.name; });
   var runColors = new Map();
@@ -157,7 +162,7 @@
       if (needle && haystack(r).indexOf(needle) < 0) return false;
       return true;
     });
-    var sorters = { steps: function (r) { return -((r.ep.steps || []).length); } };
+    var sorters = { steps: function (r) { return -stepCount(r.ep); } };
     scorers.forEach(function (sc) {
       var sign = sc.higher_is_better === false ? -1 : 1; // worst first
       sorters[sc.name] = function (r) {
@@ -298,7 +303,7 @@
       el("td", { class: "c-toolkits", text: r.toolkits.join(", ") }),
       el("td", null, statusBadge(ep.status)),
       scorers.map(function (sc) { return el("td", { class: "num" }, scoreChip(sc, (ep.scores || {})[sc.name])); }),
-      el("td", { class: "num", text: String((ep.steps || []).length) })
+      el("td", { class: "num", text: String(stepCount(ep)) })
     );
     tr.addEventListener("click", function (ev) {
       if (ev.target.closest("a, details, .trace")) return;
@@ -307,8 +312,13 @@
     return tr;
   }
 
+  /* The detail row at once; its trace as soon as its chunk is read (at once when the chunk is in the page). */
   function detailRow(i) {
-    return el("tr", { class: "ep-detail", "data-index": String(i) }, el("td", { colspan: String(COLUMNS) }, buildTrace(i)));
+    var cell = el("td", { colspan: String(COLUMNS) }, el("p", { class: "empty loading", text: "Loading the trace…" }));
+    withTrace(i, function (trace, problem) {
+      cell.replaceChildren(buildTrace(i, trace, problem));
+    });
+    return el("tr", { class: "ep-detail", "data-index": String(i) }, cell);
   }
 
   function toggle(i) {
@@ -354,6 +364,71 @@
     applyFilters();
     state.page = Math.min(state.page, pages() - 1);
     renderList();
+  }
+
+  // ---------------------------------------------------------------------------------------------- trace data
+
+  function stepCount(ep) {
+    return typeof ep.step_count === "number" ? ep.step_count : (ep.steps || []).length;
+  }
+
+  var chunks = new Map(); // chunk number -> its traces, parsed
+  var waiting = new Map(); // chunk number -> callbacks waiting for its sidecar file
+
+  function parseChunk(n, text) {
+    try {
+      var traces = JSON.parse(text);
+      if (Array.isArray(traces)) chunks.set(n, traces);
+    } catch (err) {
+      /* left unset: the episodes of this chunk say their trace could not be read */
+    }
+  }
+
+  /* Called by a sidecar file: its chunk, as JSON text. A file of another render (another token) is ignored. */
+  window.toolemuTraces = function (token, n, text) {
+    if (token !== TRACES.token || typeof n !== "number" || typeof text !== "string") return;
+    parseChunk(n, text);
+  };
+
+  function sidecarDone(n) {
+    var callbacks = waiting.get(n) || [];
+    waiting.delete(n);
+    callbacks.forEach(function (cb) { cb(); });
+  }
+
+  /* done(trace) with episode i's trace, or done(null, why) when there is none to show. */
+  function withTrace(i, done) {
+    var id = episodes[i].trace;
+    if (typeof id !== "number" || !(TRACES.chunk > 0)) {
+      done(null, "absent");
+      return;
+    }
+    var n = Math.floor(id / TRACES.chunk);
+    var k = id % TRACES.chunk;
+    var found = function () {
+      var traces = chunks.get(n);
+      if (traces && traces[k]) done(traces[k]);
+      else done(null, "unreadable");
+    };
+    if (!chunks.has(n) && TRACES.mode === "embedded") {
+      var block = document.getElementById("traces-" + n);
+      if (block) parseChunk(n, block.textContent);
+    }
+    if (chunks.has(n) || TRACES.mode !== "files" || !/^[A-Za-z0-9]+$/.test(String(TRACES.token))) {
+      found();
+      return;
+    }
+    if (waiting.has(n)) {
+      waiting.get(n).push(found);
+      return;
+    }
+    waiting.set(n, [found]);
+    var script = document.createElement("script");
+    script.nonce = NONCE;
+    script.onload = function () { sidecarDone(n); };
+    script.onerror = function () { sidecarDone(n); };
+    script.src = TRACES.dir + "/" + TRACES.token + "-" + n + ".js";
+    document.head.appendChild(script);
   }
 
   // --------------------------------------------------------------------------------------------------- trace
@@ -454,9 +529,20 @@
     return card;
   }
 
-  function buildTrace(i) {
+  var NO_TRACE = {
+    absent: "This report holds no trace of this episode (it was read back from report.json).",
+    unreadable: "This episode's trace could not be read.",
+  };
+
+  function recordOf(ep) {
+    if (typeof ep.record !== "number") return "";
+    return " Its trajectory: record " + (ep.record + 1) + " of " + (ep.source || "its trajectory file") + ".";
+  }
+
+  function buildTrace(i, trace, problem) {
     var ep = episodes[i];
-    var steps = ep.steps || [];
+    var steps = trace ? trace.steps || [] : [];
+    var judged = trace ? trace.scores || {} : ep.scores || {};
     var meta = el(
       "div",
       { class: "trace-meta" },
@@ -477,16 +563,18 @@
       { class: "trace", "data-index": String(i) },
       el("div", { class: "trace-head" }, el("h3", { text: ep.case_name + " #" + ep.case_idx }), meta),
       field("User instruction", textBlock(ep.instruction, "instruction"), "instruction-field"),
-      steps.length
-        ? el("ol", { class: "steps" }, steps.map(function (s, k) { return step(s, k + 1); }))
-        : el("p", { class: "empty", text: "No tool calls." }),
+      !trace
+        ? el("p", { class: "empty no-trace", text: (NO_TRACE[problem] || NO_TRACE.unreadable) + recordOf(ep) })
+        : steps.length
+          ? el("ol", { class: "steps" }, steps.map(function (s, k) { return step(s, k + 1); }))
+          : el("p", { class: "empty", text: "No tool calls." }),
       field("Final answer", textBlock(ep.final_answer, "final-answer"), "final"),
-      Object.keys(ep.ledger || {}).length ? field("World state at the end (ledger)", ledgerBlock(ep.ledger), "ledger-field") : null,
+      trace && Object.keys(trace.ledger || {}).length ? field("World state at the end (ledger)", ledgerBlock(trace.ledger), "ledger-field") : null,
       ep.error ? field("Episode error", el("div", { class: "text error-text episode-error", text: ep.error }), "error") : null,
       el(
         "div",
         { class: "evals" },
-        scorers.map(function (sc) { return evaluation(sc, (ep.scores || {})[sc.name]); })
+        scorers.map(function (sc) { return evaluation(sc, judged[sc.name]); })
       )
     );
   }
