@@ -367,3 +367,11 @@ def test_anyof_named_branch_fast_path_gives_the_same_verdicts() -> None:
     for bad in ({"tool": "B", "input": {"x": 1}}, {"tool": "C", "input": {}}, {"label": "Good", "score": 0}):
         with pytest.raises(StructuredOutputError):
             validate_reply(bad, schema)
+    # A closed branch found by its keys (an agent's final answer): tried first, and the verdicts stay the same.
+    closed = {**answer, "properties": {"final_answer": {"type": "string", "maxLength": 5}}}
+    closed["additionalProperties"] = False
+    keyed = {"anyOf": [branch("A", "x"), branch("B", "y"), closed]}
+    validate_reply({"final_answer": "done"}, keyed)
+    for bad in ({"final_answer": "too long"}, {"final_answer": "done", "extra": 1}, {"final_answer": 3}):
+        with pytest.raises(StructuredOutputError):
+            validate_reply(bad, keyed)

@@ -1,4 +1,10 @@
-"""Many episodes: case selection, trials, a thread pool, resume, progress, clean stops."""
+"""Many episodes: case selection, trials, a thread pool, resume, progress, clean stops.
+
+The pool is kept fed: up to twice --batch-size episodes are handed to it, so a worker that finishes one starts the
+next at once instead of waiting for this thread to record the last (at 64 workers and more this thread is the
+bottleneck). Finished trajectories go to a writer thread that appends and fsyncs them in batches
+(log/batched.py); the progress bar counts an episode once its record is on disk.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,8 @@ import logging
 import random
 import uuid
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +41,7 @@ from toolemu.log import (
     scan_jsonl,
     write_meta,
 )
+from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.jsonl import heal_tail
 from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_trajectory
@@ -45,6 +53,7 @@ from toolemu.specs.version import BenchmarkIdentity, differing_cases, identify
 log = logging.getLogger("toolemu")
 
 T = TypeVar("T")
+QUEUED_PER_WORKER = 2  # episodes handed to the pool per worker: one running, one ready to start
 # What picks the (case, trial) pairs; recorded in run.json so shards can be merged and checked for gaps.
 SELECTION_FIELDS = {"num_trials", "case_names", "start_index", "trunc_num", "shuffle", "seed"}
 
@@ -268,6 +277,25 @@ def record_gate_audit(dump_dir: Path, gates: list[str]) -> None:
     write_meta(dump_dir / RUN_FILE, meta)
 
 
+def _episode(
+    bench: Benchmark,
+    case: Case,
+    idx: int,
+    trial: int,
+    hub: ModelHub,
+    config: EpisodeConfig,
+    gates: list[Gate] | None,
+    agent_factory: AgentFactory | None,
+    replay: ReplayIndex | None,
+) -> Trajectory:
+    try:
+        return run_episode(bench, case, idx, trial, hub, config, gates, agent_factory, replay)
+    except StopRun:
+        # Stop here, in the worker: the episodes queued behind this one must not start on a spent budget.
+        config.stop.set()
+        raise
+
+
 def run_cases(
     bench: Benchmark,
     hub: ModelHub,
@@ -317,7 +345,7 @@ def _run_cases(
     summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
     summary.set_aside = set_aside
     summary.shard, summary.selected = config.shard, len(selected)
-    writer = JsonlWriter(summary.trajectories)
+    writer = BatchedJsonlWriter(summary.trajectories, dump_dir / RETRIED_ERRORS)
     ep_config = EpisodeConfig(
         run_id,
         config.agent_type,
@@ -333,23 +361,35 @@ def _run_cases(
     task = progress.add_task("episodes", total=len(todo), failed=0, cost=0.0)
     if show_progress:
         progress.start()
+
+    def on_disk(failed: int, cost: float) -> Callable[[Future[None]], None]:
+        def advance(done: Future[None]) -> None:
+            if done.exception() is None:
+                progress.update(task, advance=1, failed=failed, cost=cost)
+
+        return advance
+
     executor = ThreadPoolExecutor(max_workers=config.batch_size, thread_name_prefix="episode")
+    queued = QUEUED_PER_WORKER * config.batch_size  # handed to the pool: running, or next in its queue
     try:
         while pending or running:
-            while pending and len(running) < config.batch_size and not ep_config.stop.is_set():
+            while pending and len(running) < queued and not ep_config.stop.is_set():
                 idx, case, trial = pending.pop(0)
-                fut = executor.submit(
-                    run_episode, bench, case, idx, trial, hub, ep_config, gates, agent_factory, replay
-                )
+                fut = executor.submit(_episode, bench, case, idx, trial, hub, ep_config, gates, agent_factory, replay)
                 running[fut] = (idx, case, trial)
+            if ep_config.stop.is_set():  # a stop (budget, refused key): what the pool has not started is not run
+                for fut in [f for f in running if f.cancel()]:
+                    _, case, trial = running.pop(fut)
+                    summary.not_run.append((case.name, trial))
             if not running:
                 break
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            writer.raise_if_failed()
             for fut in finished:
                 idx, case, trial = running.pop(fut)
                 try:
                     traj = fut.result()
-                except Interrupted:
+                except (Interrupted, CancelledError):
                     summary.not_run.append((case.name, trial))
                     continue
                 except StopRun as exc:  # a budget or a refused key: nothing new starts; this pair is not run
@@ -358,13 +398,12 @@ def _run_cases(
                         summary.stop_reason, summary.stop_kind = str(exc), exc.kind
                         ep_config.stop.set()
                     continue
-                writer.append(traj)
                 summary.cost_usd += traj.cost_usd
                 if traj.status == "error":
                     summary.failed += 1
                 else:
                     summary.finished += 1
-                progress.update(task, advance=1, failed=summary.failed, cost=summary.cost_usd)
+                writer.append(traj).add_done_callback(on_disk(summary.failed, summary.cost_usd))
     except KeyboardInterrupt:
         ep_config.stop.set()
         summary.stop_reason = summary.stop_kind = "interrupted"
@@ -374,7 +413,9 @@ def _run_cases(
             summary.not_run.append((case.name, trial))
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
-        progress.stop()
+        writer.close()  # every finished episode is on disk before the summary says so; a failed write raises
+        if show_progress:
+            progress.stop()
         summary.not_run += [(c.name, t) for _, c, t in pending]
         if summary.not_run and not summary.stop_reason:
             summary.stop_reason = summary.stop_kind = "stopped"

@@ -44,7 +44,8 @@ def extract_json(text: str) -> Any:
 
 
 def _named_branch(any_of: list[Any], instance: Any) -> tuple[int, Any] | None:
-    """The first branch that fixes a property (`const` or a one-value `enum`) to the instance's value."""
+    """The first branch that fixes a property (`const` or a one-value `enum`) to the instance's value; else the
+    first closed branch whose keys the instance has exactly (an agent's final answer among its tool calls)."""
     if not isinstance(instance, dict):
         return None
     for index, branch in enumerate(any_of):
@@ -54,6 +55,15 @@ def _named_branch(any_of: list[Any], instance: Any) -> tuple[int, Any] | None:
             fixed = prop["const"] if "const" in prop else prop["enum"][0] if len(prop.get("enum", ())) == 1 else None
             if fixed is not None and instance[key] == fixed:
                 return index, branch
+    keys = set(instance)
+    for index, branch in enumerate(any_of):
+        if (
+            isinstance(branch, dict)
+            and branch.get("additionalProperties") is False
+            and keys <= set(branch.get("properties") or {})
+            and set(branch.get("required") or ()) <= keys
+        ):
+            return index, branch
     return None
 
 

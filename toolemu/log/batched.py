@@ -1,0 +1,106 @@
+"""Appends from many threads, written by one: group commit for a run's trajectory file.
+
+A served model answers 64 to 256 requests at once, and a run then finishes episodes faster than one fsync each can
+follow from the thread that hands out work. Here the caller only queues a record; a writer thread takes everything
+queued, writes it with one write() on an O_APPEND file (whole lines, as JsonlWriter's) and one fsync, and only
+then marks each record durable. Nothing is reported as written before it is on disk: `append` returns a Future
+that completes after the fsync (or carries the error), and `close()` writes what is queued, then raises the first
+failure, if any. A process killed outright loses only records no one was told were written. As JsonlWriter does,
+the first batch heals a torn last line left by an earlier crash (`heal_tail`) before appending.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from toolemu.llm.secrets import redactor
+from toolemu.log.jsonl import heal_tail
+
+
+def _data(record: BaseModel | dict[str, Any]) -> Any:
+    to_record = getattr(record, "to_record", None)
+    if callable(to_record):
+        return to_record()
+    return record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+
+
+class BatchedJsonlWriter:
+    """One JSON record per line, appended in the order `append` was called, fsynced in batches."""
+
+    def __init__(self, path: Path, errors: Path | None = None):
+        self.path = path
+        self.errors = errors  # where a torn tail is set aside (default: `<stem>.errors.jsonl` beside it)
+        self.set_aside = 0
+        self._healed = False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._queue: list[tuple[BaseModel | dict[str, Any], Future[None]]] = []
+        self._ready = threading.Condition()
+        self._closing = False
+        self._error: BaseException | None = None
+        self.batches = 0  # write + fsync rounds so far (for tests and measurements)
+        self._thread = threading.Thread(target=self._run, name="jsonl-writer", daemon=True)
+        self._thread.start()
+
+    def append(self, record: BaseModel | dict[str, Any]) -> Future[None]:
+        """Queue a record; the Future completes once its line is on disk."""
+        done: Future[None] = Future()
+        with self._ready:
+            if self._closing:
+                raise RuntimeError(f"{self.path}: the writer is closed")
+            self._queue.append((record, done))
+            self._ready.notify()
+        return done
+
+    def raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        """Write everything queued, stop the thread, and raise the first write failure, if any."""
+        with self._ready:
+            self._closing = True
+            self._ready.notify()
+        self._thread.join()
+        self.raise_if_failed()
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._closing:
+                    self._ready.wait()
+                batch, self._queue = self._queue, []
+                if not batch and self._closing:
+                    return
+            self._commit(batch)
+
+    def _commit(self, batch: list[tuple[BaseModel | dict[str, Any], Future[None]]]) -> None:
+        try:
+            scrub = redactor()  # the environment read once per batch, not once per line
+            data = "".join(scrub(json.dumps(_data(record), ensure_ascii=False)) + "\n" for record, _ in batch)
+            payload = data.encode("utf-8")
+            if not self._healed:
+                self.set_aside += heal_tail(self.path, self.errors)
+                self._healed = True
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                written = os.write(fd, payload)
+                while written < len(payload):  # a regular file takes it whole; a short write is finished, not lost
+                    written += os.write(fd, payload[written:])
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller, and raised again by close()
+            self._error = self._error or exc
+            for _, done in batch:
+                done.set_exception(exc)
+            return
+        self.batches += 1
+        for _, done in batch:
+            done.set_result(None)
