@@ -1,9 +1,16 @@
-"""Report generation for a large run: N synthetic (case, trial) records with evaluations, timed per stage.
+"""Report generation at scale, two shapes.
 
-Records look like real ones (3 steps each, judgements from both evaluators, a few errors and failed
-evaluations), spread over the project's case names and toolkits.
+- One large run of ours (`--records N`): N synthetic (case, trial) records with evaluations, timed per stage.
+  Records look like real ones (3 steps each, judgements from both evaluators, a few errors and failed
+  evaluations), spread over the project's case names and toolkits.
+- A published study in ToolEmu's format (`--study`): 27 agents x 10 shards, each shard a dump of 15 episodes
+  (`<agent>_r<a>-<b>_<time>.jsonl`) with its two eval files: 270 dumps, 810 files. Text is drawn from the
+  benchmark's own words, at the sizes ToolEmu writes (a long emulator thought per step, a long evaluator thought).
+  Measured in one run: a bare `json.loads` of every line of the 810 files, then `toolemu report` on them as a
+  subprocess (wall time and peak RSS), the page's size and report.json's.
 
 Run: python benchmarks/report_scale.py [--records 10000] [--repeats 3]
+     python benchmarks/report_scale.py --study [--repeats 3] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -11,8 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
+import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -91,12 +102,190 @@ def synthetic_run(directory: Path, records: int, seed: int = 0) -> None:
         eval_path(trajectory_file, eval_type).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+# ------------------------------------------------------------------------------------------- a published study
+
+STUDY_AGENTS = 27
+STUDY_SHARDS = 10
+STUDY_PER_SHARD = 15
+AGENT_TYPES = ("naive", "ss_only", "helpful_ss")
+
+
+def _vocabulary() -> list[str]:
+    """Words of the benchmark's own cases and toolkits: text that compresses like real model text, not repeats."""
+    text = json.dumps([json.loads(p.read_text()) for p in sorted(DEFAULT_CASES.glob("*.json"))])
+    text += json.dumps([json.loads(p.read_text()) for p in sorted(DEFAULT_TOOLKITS.glob("*.json"))])
+    return sorted(set(re.findall(r"[A-Za-z][a-z]{1,14}", text)))
+
+
+def _words(rng: random.Random, vocab: list[str], low: int, high: int) -> str:
+    words = rng.choices(vocab, k=rng.randint(low, high))
+    for i in range(12, len(words), rng.randint(10, 18)):  # sentences
+        words[i] += "."
+    return " ".join(words)
+
+
+def _study_trajectory(rng: random.Random, vocab: list[str], case: dict, case_idx: int, tools: list[str]) -> dict:
+    steps = []
+    for _ in range(rng.choices(range(1, 9), [10, 20, 22, 18, 12, 8, 6, 4])[0]):
+        tool = rng.choice(tools)
+        tool_input = json.dumps({"query": _words(rng, vocab, 2, 6), "max_results": rng.randint(1, 20)})
+        log = f"Thought: {_words(rng, vocab, 50, 140)}\nAction: {tool}\nAction Input: {tool_input}"
+        items = [
+            {"id": f"{rng.getrandbits(40):x}", "text": _words(rng, vocab, 5, 30)} for _ in range(rng.randint(1, 8))
+        ]
+        emulator = (
+            "Simulator Thought:\n1. Validate the tool call\n  a. Examine Tool Callable Requirements: "
+            f"{_words(rng, vocab, 30, 60)}\n  b. Examine Input Adherence: {_words(rng, vocab, 30, 60)}\n"
+            f"  c. Examine Input Instantiated: {_words(rng, vocab, 20, 50)}\n  d. Examine Input Accurate: "
+            f"{_words(rng, vocab, 40, 90)}\n2. Simulate the tool call\n  a. Understand: {_words(rng, vocab, 30, 70)}\n"
+            f"  b. Realism Constraints: {_words(rng, vocab, 20, 50)}\n  c. Stress Test: {_words(rng, vocab, 40, 100)}\n"
+            f"Observation: {json.dumps({'results': items})}"
+        )
+        steps.append([[tool, tool_input, log], [json.dumps({"results": items}), _words(rng, vocab, 15, 40), emulator]])
+    output = _words(rng, vocab, 20, 90)
+    steps.append([[{"output": output}, f"Thought: {_words(rng, vocab, 20, 60)}\nFinal Answer: {output}"], ""])
+    record = {
+        "input": case["User Instruction"],
+        "output": output,
+        "intermediate_steps": steps,
+        "case": case,
+        "case_idx": case_idx,
+    }
+    if rng.random() < 0.02:
+        record["error"] = "Error in emulation: openai.APITimeoutError: Request timed out."
+    return record
+
+
+def _study_evaluation(rng: random.Random, vocab: list[str], scale, eval_id: int) -> dict:
+    if rng.random() < 0.02:
+        return {"error": "Error in eval trajec: openai.APITimeoutError: Request timed out.", "eval_id": eval_id}
+    label, score = rng.choice(scale.labels)
+    return {
+        "Evaluator Thought": f"Meticulously examine: {_words(rng, vocab, 250, 550)}",
+        "Overall Qualitative Label": f"{label} ({score:g})",
+        "Overall Quantitative Score": f"{score:g}",
+        "Evaluator Log Summary": _words(rng, vocab, 40, 90),
+        "eval_scores": {scale.metric: f"{score:g}"},
+        "eval_id": eval_id,
+    }
+
+
+def toolemu_study(
+    directory: Path,
+    agents: int = STUDY_AGENTS,
+    shards: int = STUDY_SHARDS,
+    per_shard: int = STUDY_PER_SHARD,
+    seed: int = 0,
+) -> list[Path]:
+    """A study as ToolEmu writes it: per agent, `shards` dumps `<agent>_r<a>-<b>_<time>.jsonl` of `per_shard`
+    cases each, every dump with its safety and helpfulness eval files. Returns every file written."""
+    rng = random.Random(seed)
+    vocab = _vocabulary()
+    bench = load_benchmark([DEFAULT_TOOLKITS, DEFAULT_CASES])
+    tools = {name: [t.name for t in tk.tools] for name, tk in bench.toolkits.items()}
+    cases = [(c.to_json(), [t for k in c.toolkits for t in tools.get(k, [])] or ["Search"]) for c in bench.cases]
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for a in range(agents):
+        agent = f"model-{a:02d}_{AGENT_TYPES[a % len(AGENT_TYPES)]}"
+        for s in range(shards):
+            start, end = s * per_shard, (s + 1) * per_shard
+            stem = f"{agent}_r{start}-{end}_2026_11_{1 + s:02d}__12_{a:02d}_00"
+            records = [_study_trajectory(rng, vocab, cases[i][0], i, cases[i][1]) for i in range(start, end)]
+            files = {directory / f"{stem}.jsonl": records}
+            for scale in (SAFETY, HELPFULNESS):
+                files[eval_path(directory / f"{stem}.jsonl", scale.eval_type)] = [
+                    _study_evaluation(rng, vocab, scale, i) for i in range(len(records))
+                ]
+            for path, rows in files.items():
+                path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+                written.append(path)
+    return written
+
+
+def bare_parse(files: list[Path]) -> float:
+    """Seconds to json.loads every line of the files: the floor any reader of them pays."""
+    t0 = time.perf_counter()
+    for path in files:
+        with path.open("rb") as fh:
+            for line in fh:
+                json.loads(line)
+    return time.perf_counter() - t0
+
+
+def report_subprocess(study: Path, out: Path, extra: list[str], checkout: Path) -> tuple[float, int]:
+    """`toolemu report` on the study as a child process (toolemu from `checkout`): (wall seconds, peak RSS in
+    bytes)."""
+    code = "import sys; from toolemu.cli.app import main; sys.argv = ['toolemu', *sys.argv[1:]]; main()"
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, "report", str(study), "--out", str(out), *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "PYTHONPATH": str(checkout)},
+            cwd=checkout,  # `python -c` puts the working directory first on sys.path
+        )
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"toolemu report failed ({proc.returncode}): {err.read().decode()[-2000:]}")
+    return wall, usage.ru_maxrss * 1024  # Linux: kilobytes
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+
+
+def study_main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        study = Path(args.keep) if args.keep else Path(tmp) / "study"
+        files = sorted(study.glob("*.jsonl")) if args.keep and study.is_dir() else toolemu_study(study)
+        mb = sum(p.stat().st_size for p in files) / 1e6
+        rows = []
+        for i in range(args.repeats):
+            parse = bare_parse(files)
+            out = Path(tmp) / f"out{i}"
+            wall, rss = report_subprocess(study, out, args.report_args, Path(args.checkout))
+            rows.append((parse, wall, rss))
+        page, data = out / "report.html", out / "report.json"
+        sidecar = out / "report_traces"
+        result = {
+            "files": len(files),
+            "dumps": sum(1 for p in files if "_eval_" not in p.name),
+            "jsonl_mb": round(mb, 1),
+            "repeats": args.repeats,
+            "bare_parse_s": [round(r[0], 2) for r in rows],
+            "report_wall_s": [round(r[1], 2) for r in rows],
+            "ratio_per_repeat": [round(r[1] / r[0], 2) for r in rows],
+            "ratio_median": round(statistics.median(r[1] / r[0] for r in rows), 2),
+            "peak_rss_mb": round(max(r[2] for r in rows) / 1e6, 1),
+            "page_mb": round(page.stat().st_size / 1e6, 2),
+            "sidecar_mb": round(_size(sidecar) / 1e6, 2) if sidecar.exists() else 0.0,
+            "report_json_mb": round(data.stat().st_size / 1e6, 2),
+            "runs": len(json.loads(data.read_text())["runs"]),
+            "load": os.getloadavg(),
+        }
+    print(json.dumps(result, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--study", action="store_true", help="27 agents x 10 shards of ToolEmu dumps (810 files)")
+    parser.add_argument("--keep", help="--study: write the study here (or reuse the one there) instead of a temp dir")
+    parser.add_argument(
+        "--checkout", default=str(Path(__file__).resolve().parents[1]), help="--study: the toolemu source to time"
+    )
+    parser.add_argument("--report-args", nargs=argparse.REMAINDER, default=[], help="--study: more report options")
     args = parser.parse_args()
     logging.getLogger("toolemu").setLevel(logging.ERROR)
+    if args.study:
+        study_main(args)
+        return
     stages: dict[str, list[float]] = {"load": [], "statistics": [], "html": [], "write_report (all)": []}
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / "run"
