@@ -335,7 +335,10 @@ def test_base_url_connects_to_a_running_server(run_cli, fake_vllm: FakeVLLM, lla
     assert result.code == 0, result.err
     assert result.out.strip()
     # The llama.cpp server takes `json_object` with a schema, not vLLM's `json_schema`.
-    schema = write_json("schema.json", SCHEMA)
+    # Greedy, the 135M model loops inside an unbounded string until any max_tokens cuts it off (and a cut-off reply
+    # is never used), so the schema bounds the string as a user of a tiny model would; the server enforces it.
+    bounded = {**SCHEMA, "properties": {"answer": {"type": "string", "maxLength": 40}}}
+    schema = write_json("schema.json", bounded)
     result = run_cli("chat", "Answer in JSON.", *common, "--schema", schema, "--structured", "json_object")
     assert result.code == 0, result.err
     assert isinstance(json.loads(result.out)["answer"], str)
