@@ -15,6 +15,28 @@ def test_import_toolemu_is_cheap() -> None:
     assert out.split() == ["False", "False"]
 
 
+def test_reading_run_logs_does_not_load_the_model_layer() -> None:
+    # toolemu.log imports toolemu.llm.secrets; the llm package's names load on first use, so a notebook or tool that
+    # only reads runs does not pay for LangChain.
+    code = "import sys, toolemu.log, toolemu.llm.secrets; print('langchain_core' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False"]
+
+
+def test_the_model_layer_names_load_on_first_use() -> None:
+    import toolemu.llm as llm
+    from toolemu.llm.settings import build_hub
+
+    assert llm.build_hub is build_hub and "build_hub" in dir(llm)
+    assert set(llm.__all__) <= set(dir(llm))
+    try:
+        llm.no_such_name  # noqa: B018
+    except AttributeError as e:
+        assert "no_such_name" in str(e)
+    else:
+        raise AssertionError("an unknown name must raise AttributeError")
+
+
 def test_run_emulates_evaluates_and_reports_with_one_budget(tmp_path) -> None:
     result = toolemu.run(
         dump_dir=tmp_path / "run",

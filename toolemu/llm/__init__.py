@@ -1,19 +1,56 @@
-"""One way to get a chat model for a role, with cache, retries, usage, budgets and structured output."""
+"""One way to get a chat model for a role, with cache, retries, usage, budgets and structured output.
 
-from toolemu.llm.cache import ResponseCache
-from toolemu.llm.local import LocalModelError, default_gguf_path
-from toolemu.llm.messages import Message, assistant, system, user
-from toolemu.llm.model import Completion, ModelHub, RoleModel
-from toolemu.llm.options import ROLES, ModelOptions, default_model_string
-from toolemu.llm.providers import ModelConfigError, build_chat_model
-from toolemu.llm.scripted import ScriptedChatModel
-from toolemu.llm.settings import LLMSettings, build_hub
-from toolemu.llm.stops import BudgetExceeded, ModelAccessDenied, StopRun
-from toolemu.llm.structured import StructuredOutputError
-from toolemu.llm.usage import Budget, Usage, UsageTracker
+The names below are loaded when first used (PEP 562): importing a light submodule such as `toolemu.llm.secrets`
+(the run log and the report do) must not pull in LangChain and the model backends.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolemu.llm.cache import ResponseCache
+    from toolemu.llm.local import LocalModelError, default_gguf_path
+    from toolemu.llm.messages import Message, assistant, system, user
+    from toolemu.llm.model import Completion, ModelHub, RoleModel
+    from toolemu.llm.options import ROLES, ModelOptions, default_model_string
+    from toolemu.llm.providers import ModelConfigError, build_chat_model
+    from toolemu.llm.scripted import ScriptedChatModel
+    from toolemu.llm.settings import LLMSettings, build_hub
+    from toolemu.llm.stops import BudgetExceeded, ModelAccessDenied, StopRun
+    from toolemu.llm.structured import StructuredOutputError
+    from toolemu.llm.usage import Budget, Usage, UsageTracker
+
+_WHERE = {
+    "ResponseCache": "toolemu.llm.cache",
+    "LocalModelError": "toolemu.llm.local",
+    "default_gguf_path": "toolemu.llm.local",
+    "Message": "toolemu.llm.messages",
+    "assistant": "toolemu.llm.messages",
+    "system": "toolemu.llm.messages",
+    "user": "toolemu.llm.messages",
+    "Completion": "toolemu.llm.model",
+    "ModelHub": "toolemu.llm.model",
+    "RoleModel": "toolemu.llm.model",
+    "ROLES": "toolemu.llm.options",
+    "ModelOptions": "toolemu.llm.options",
+    "default_model_string": "toolemu.llm.options",
+    "ModelConfigError": "toolemu.llm.providers",
+    "build_chat_model": "toolemu.llm.providers",
+    "ScriptedChatModel": "toolemu.llm.scripted",
+    "LLMSettings": "toolemu.llm.settings",
+    "build_hub": "toolemu.llm.settings",
+    "BudgetExceeded": "toolemu.llm.stops",
+    "ModelAccessDenied": "toolemu.llm.stops",
+    "StopRun": "toolemu.llm.stops",
+    "StructuredOutputError": "toolemu.llm.structured",
+    "Budget": "toolemu.llm.usage",
+    "Usage": "toolemu.llm.usage",
+    "UsageTracker": "toolemu.llm.usage",
+}
 
 __all__ = [
-    "ROLES",
     "Budget",
     "BudgetExceeded",
     "Completion",
@@ -24,6 +61,7 @@ __all__ = [
     "ModelConfigError",
     "ModelHub",
     "ModelOptions",
+    "ROLES",
     "ResponseCache",
     "RoleModel",
     "ScriptedChatModel",
@@ -39,3 +77,16 @@ __all__ = [
     "system",
     "user",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolemu.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
