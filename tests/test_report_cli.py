@@ -71,6 +71,32 @@ def test_missing_and_failed_evaluations_are_counted_not_dropped(two_runs, run_cl
     assert (everything["metrics"]["helpfulness"]["n"], everything["metrics"]["helpfulness"]["eval_failed"]) == (0, 6)
 
 
+def test_a_runs_numbers_do_not_change_when_other_runs_join_the_report(tmp_path, run_cli) -> None:
+    runs = tmp_path / "runs"
+    for i, agent_type in enumerate(("naive", "helpful_ss")):
+        result = run_cli(
+            "run", "--dry-run", "--trunc-num", "3", "--num-trials", "8", "--agent-type", agent_type,
+            "--dump-dir", runs / agent_type, "--no-progress",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        safe = runs / agent_type / "trajectories_eval_agent_safe.jsonl"
+        records = read_jsonl(safe)
+        for j, record in enumerate(records):  # a spread, so the CIs have width
+            record["eval_scores"]["ToolCallRisk"] = (j * (i + 2) + j // 3) % 4
+        rewrite_jsonl(safe, records)
+    alone, together = tmp_path / "alone", tmp_path / "together"
+    assert run_cli("report", runs / "naive", "--out", alone).code == 0
+    assert run_cli("report", runs / "helpful_ss", runs / "naive", "--out", together).code == 0
+
+    def naive_groups(out):
+        groups = json.loads((out / "report.json").read_text())["groups"]
+        return {(g["by"], g["key"]): g["metrics"] for g in groups if g["run"] == "naive"}
+
+    mine = naive_groups(alone)
+    assert mine["all", "all"]["safety"]["mean_ci"][0] < mine["all", "all"]["safety"]["mean_ci"][1]
+    assert naive_groups(together) == mine  # CIs included: each is seeded by its own data, not by the runs before it
+
+
 def test_a_secret_in_a_foreign_dump_never_reaches_the_report(two_runs, run_cli, monkeypatch) -> None:
     run = two_runs / "naive"
     records = read_jsonl(run / "trajectories.jsonl")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from toolemu.reporting.stats import (
+    _counts_ci,
     bootstrap_mean_ci,
     histogram,
     metric_stats,
@@ -18,13 +18,9 @@ from toolemu.reporting.stats import (
 from toolemu.scorers import HELPFULNESS, SAFETY
 
 
-def rng() -> np.random.Generator:
-    return np.random.default_rng(0)
-
-
 def test_metric_stats_match_hand_computed_values() -> None:
     scores = [3, 2, 0, 1, 3]
-    s = metric_stats(SAFETY, scores, eval_failed=2, rng=rng())
+    s = metric_stats(SAFETY, scores, eval_failed=2)
     assert s.n == 5
     assert s.mean == pytest.approx(1.8)
     # population std: squared deviations 1.44 + 0.04 + 3.24 + 0.64 + 1.44 = 6.8, over 5
@@ -40,16 +36,39 @@ def test_metric_stats_match_hand_computed_values() -> None:
 
 
 def test_helpfulness_has_no_failure_incidence_and_empty_groups_have_no_numbers() -> None:
-    assert metric_stats(HELPFULNESS, [2, 2], 0, rng()).failure_incidence is None
-    empty = metric_stats(SAFETY, [], 3, rng())
+    assert metric_stats(HELPFULNESS, [2, 2], 0).failure_incidence is None
+    empty = metric_stats(SAFETY, [], 3)
     assert (empty.n, empty.mean, empty.std, empty.mean_ci, empty.eval_failed) == (0, None, None, None, 3)
 
 
 def test_bootstrap_is_exact_for_constant_data_and_reproducible() -> None:
-    assert bootstrap_mean_ci([2.0] * 7, rng()) == (2.0, 2.0)
+    assert bootstrap_mean_ci([2.0] * 7) == (2.0, 2.0)
     data = [0, 1, 1, 2, 3, 3, 3]
-    assert bootstrap_mean_ci(data, rng()) == bootstrap_mean_ci(data, rng())
-    assert bootstrap_mean_ci([], rng()) is None
+    first = bootstrap_mean_ci(data)
+    _counts_ci.cache_clear()
+    assert bootstrap_mean_ci(list(reversed(data))) == first  # seeded by the data, not by what was drawn before
+    assert bootstrap_mean_ci([]) is None
+
+
+def test_bootstrap_ci_depends_on_the_data_alone_and_is_drawn_once_per_distinct_data() -> None:
+    data = [0, 1, 1, 2, 3, 3, 3]
+    _counts_ci.cache_clear()
+    alone = bootstrap_mean_ci(data)
+    _counts_ci.cache_clear()
+    for other in ([1, 2], [0, 0, 3], [2.5, 3.0]):  # other groups drawn first, as in a report with more runs
+        bootstrap_mean_ci(other)
+    assert bootstrap_mean_ci(data) == alone
+    assert bootstrap_mean_ci([3, 3, 3, 2, 1, 1, 0]) == alone
+    info = _counts_ci.cache_info()
+    assert (info.misses, info.hits) == (4, 1)  # three others and the data once; the same counts again are a hit
+    # Other data get their own draws, and a real spread: the interval is not shared between different data.
+    low, high = bootstrap_mean_ci([0, 1, 1, 2, 3, 3])
+    assert (low, high) != alone and 0 <= low < 10 / 6 < high <= 3
+    # A percentile CI over the draws: about 95% coverage for a mean of 0/1 values (checked against the binomial).
+    flags = [1.0] * 30 + [0.0] * 70
+    low, high = bootstrap_mean_ci(flags)
+    se = math.sqrt(0.3 * 0.7 / 100)
+    assert low == pytest.approx(0.3 - 1.96 * se, abs=0.02) and high == pytest.approx(0.3 + 1.96 * se, abs=0.02)
 
 
 def test_histogram_keeps_fractional_means_from_several_samples() -> None:
@@ -77,7 +96,7 @@ def test_pass_hat_k_edge_cases() -> None:
 def test_paired_difference_uses_only_pairs_both_runs_scored() -> None:
     a = {("x", 0): 3.0, ("y", 0): 1.0, ("z", 0): 2.0}
     b = {("x", 0): 2.0, ("y", 0): 1.0, ("w", 0): 0.0}
-    pairs, diff, ci = paired_difference(a, b, rng())
+    pairs, diff, ci = paired_difference(a, b)
     assert (pairs, diff) == (2, pytest.approx(-0.5))
     assert ci[0] <= -0.5 <= ci[1]
-    assert paired_difference(a, {("q", 0): 1.0}, rng()) == (0, None, None)
+    assert paired_difference(a, {("q", 0): 1.0}) == (0, None, None)

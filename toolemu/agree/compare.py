@@ -21,8 +21,8 @@ from toolemu.agree.sources import Judged, JudgedSet
 from toolemu.errors import InputError
 from toolemu.reporting.accuracy import ACCURACY_KIND, JudgeAccuracy, measure_accuracy
 from toolemu.reporting.agreement import agreement_stats, category_of
-from toolemu.reporting.build import BOOTSTRAP_SEED
 from toolemu.reporting.model import AgreementStats
+from toolemu.reporting.stats import BOOTSTRAP_SEED
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.identity import UNRECORDED
 

@@ -2,9 +2,9 @@
 for every scorer; gate decisions; pass^k; paired differences between chosen runs on the same cases.
 
 A run's score rows (toolemu.analysis's scores_df) become arrays once; a group is then a mask over the run's
-episodes, so a study of dozens of runs with fifty groups each costs masks, not a frame filter per group. The
-bootstrap draws from one generator in a fixed order (groups in order; in a group, the ungated rates first, then
-each scorer's mean, rate and failure CIs), so the same dumps give the same report.
+episodes, so a study of dozens of runs with fifty groups each costs masks, not a frame filter per group. Each
+bootstrap CI is seeded by its own data (stats.bootstrap_mean_ci), so the same dumps give the same report, and a
+run's numbers do not change when other runs join it.
 """
 
 from __future__ import annotations
@@ -36,11 +36,10 @@ from toolemu.reporting.model import (
     PassK,
     Report,
 )
-from toolemu.reporting.stats import metric_stats, paired_difference, pass_k_curve
+from toolemu.reporting.stats import BOOTSTRAP_SEED, metric_stats, paired_difference, pass_k_curve
 from toolemu.reporting.versions import benchmark_warnings
 from toolemu.scorers.base import MetricInfo
 
-BOOTSTRAP_SEED = 0  # fixed, so the same dumps give the same report
 TOP_REASONS = 5
 # Without --baseline or --compare, every pair of runs is compared up to this many runs; past it, none (a study of
 # 27 agents would otherwise make 351 comparisons per scorer, each with its bootstrap).
@@ -148,9 +147,7 @@ def run_frames(run: LoadedRun) -> RunFrames:
     )
 
 
-def _metrics(
-    frames: RunFrames, member: np.ndarray, infos: list[MetricInfo], rng: np.random.Generator
-) -> dict[str, MetricStats]:
+def _metrics(frames: RunFrames, member: np.ndarray, infos: list[MetricInfo]) -> dict[str, MetricStats]:
     """Each scorer's numbers over a group's score rows (every evaluation line: replicates each count, as in
     ToolEmu's reader): the scored values, the failed or missing judgements (an episode that errored is counted
     among the episode statuses instead) and those outside the scorer's scope. `member`: a mask over episodes."""
@@ -158,21 +155,19 @@ def _metrics(
     for info in infos:
         rows = frames.rows.get(info.name)
         if rows is None:
-            out[info.name] = metric_stats(info, [], 0, rng, 0)
+            out[info.name] = metric_stats(info, [], 0, 0)
             out[info.name].judges = {}
             continue
         here = member[rows.episode]
         scored = here & rows.scored
         failed = int((here & rows.failed).sum())
         not_applicable = int((here & rows.not_applicable).sum())
-        out[info.name] = metric_stats(info, rows.value[scored].tolist(), failed, rng, not_applicable)
+        out[info.name] = metric_stats(info, rows.value[scored].tolist(), failed, not_applicable)
         out[info.name].judges = dict(Counter(rows.judge[scored].tolist()))  # the verdicts behind N, by judge
     return out
 
 
-def group_stats(
-    frames: RunFrames, by: str, key: str, members: Sequence[int], infos: list[MetricInfo], rng: np.random.Generator
-) -> GroupStats:
+def group_stats(frames: RunFrames, by: str, key: str, members: Sequence[int], infos: list[MetricInfo]) -> GroupStats:
     """The numbers of one group: the run's episodes at positions `members` (ascending)."""
     positions = np.asarray(members, dtype=np.int64)
     member = np.zeros(len(frames.views), dtype=bool)
@@ -180,16 +175,16 @@ def group_stats(
     statuses = Counter(frames.statuses[positions].tolist())
     gates = gate_stats([frames.gates[i] for i in positions])
     ungated: dict[str, MetricStats] = {}
-    if gates.episodes_with_denials:  # rates where the gates let the agent act (drawn first: the CIs' rng order)
+    if gates.episodes_with_denials:  # rates where the gates let the agent act
         free = member & np.array([not g.denied for g in frames.gates], dtype=bool)
-        ungated = _metrics(frames, free, infos, rng)
+        ungated = _metrics(frames, free, infos)
     return GroupStats(
         run=frames.label,
         by=by,  # type: ignore[arg-type]
         key=key,
         episodes=len(positions),
         status_counts={s: int(statuses.get(s, 0)) for s in EPISODE_STATUSES},
-        metrics=_metrics(frames, member, infos, rng),
+        metrics=_metrics(frames, member, infos),
         gates=gates,
         ungated=ungated,
     )
@@ -307,25 +302,25 @@ def build_report(
 def _build(
     runs: list[LoadedRun], accuracy: list[JudgeAccuracy], pairs: list[tuple[str, str]], pairs_note: str
 ) -> Report:
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
     infos = report_scorers(runs)
     frames = [run_frames(run) for run in runs]
     groups: list[GroupStats] = []
     passes: list[PassK] = []
     for run, f in zip(runs, frames, strict=True):
         mine = [i for i in infos if i.name in run.info.scorers]
-        groups.append(group_stats(f, "all", "all", range(len(f.views)), mine, rng))
+        groups.append(group_stats(f, "all", "all", range(len(f.views)), mine))
         for by, members in breakdowns(f.views):
-            groups += [group_stats(f, by, key, positions, mine, rng) for key, positions in members.items()]
+            groups += [group_stats(f, by, key, positions, mine) for key, positions in members.items()]
         passes += [p for info in mine if (p := pass_k(f, info)).cases]
     by_label = {f.label: f for f in frames}
     paired = []
     for a_label, b_label in pairs:
         a, b = by_label[a_label], by_label[b_label]
         for info in infos:
-            n, diff, ci = paired_difference(a.scored(info.name), b.scored(info.name), rng)
+            n, diff, ci = paired_difference(a.scored(info.name), b.scored(info.name))
             if n:
                 paired.append(PairedDiff(a=a.label, b=b.label, scorer=info.name, pairs=n, mean_diff=diff, ci=ci))
+    rng = np.random.default_rng(BOOTSTRAP_SEED)  # the judges' agreement and corrected-rate bootstraps
     judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy)
     episodes = [ep for r in runs for ep in r.episodes]
     return Report(

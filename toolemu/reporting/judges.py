@@ -149,7 +149,7 @@ def panel_stats(run: str, info: MetricInfo, members: list[Member], rng: np.rando
             judge=m.use.judge,
             label=m.use.label,
             file=m.file,
-            stats=metric_stats(info, m.values, m.use.failed, rng),
+            stats=metric_stats(info, m.values, m.use.failed),
         )
         for m in members
     ]
@@ -167,8 +167,8 @@ def panel_stats(run: str, info: MetricInfo, members: list[Member], rng: np.rando
         judges=judges,
         complete=len(complete),
         incomplete=sum(1 for row in scored_by if 0 < sum(s is not None for s in row) < len(row)),
-        mean=metric_stats(info, means, 0, rng),
-        majority=metric_stats(info, majorities, 0, rng),
+        mean=metric_stats(info, means, 0),
+        majority=metric_stats(info, majorities, 0),
     )
     for attr, name in _rates(info):
         values = [(getattr(j.stats, attr), j.label) for j in judges if getattr(j.stats, attr) is not None]

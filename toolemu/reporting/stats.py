@@ -3,6 +3,8 @@ incidence, pass^k over repeated trials and paired differences. Pure functions ov
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from math import comb
@@ -13,6 +15,7 @@ from toolemu.reporting.model import MetricStats
 from toolemu.scorers.base import MetricInfo
 
 BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0  # fixed, so the same dumps give the same report
 CI_LEVEL = 0.95
 
 
@@ -25,17 +28,26 @@ def histogram(scores: Sequence[float]) -> dict[str, int]:
     return {score_text(k): counts[k] for k in sorted(counts)}
 
 
-def bootstrap_mean_ci(
-    values: Sequence[float], rng: np.random.Generator, resamples: int = BOOTSTRAP_RESAMPLES
-) -> tuple[float, float] | None:
+def bootstrap_mean_ci(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
     """Percentile bootstrap CI of the mean. Scores take few distinct values, so a resample is drawn as
-    multinomial counts over those values: memory grows with the distinct values, not with N."""
+    multinomial counts over those values: memory grows with the distinct values, not with N.
+
+    The draws come from a generator seeded by the data (its distinct values and their counts) and the fixed seed,
+    so a group's CI is the same whatever else a report holds (another run added, a group more or less), and equal
+    data are resampled once: a study's thousands of groups share a few hundred distinct count vectors."""
     if not values:
         return None
     distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
-    n = int(counts.sum())
-    draws = rng.multinomial(n, counts / n, size=resamples)
-    means = draws @ distinct / n
+    return _counts_ci(tuple(distinct.tolist()), tuple(counts.tolist()), resamples)
+
+
+@functools.lru_cache(maxsize=65536)
+def _counts_ci(distinct: tuple[float, ...], counts: tuple[int, ...], resamples: int) -> tuple[float, float]:
+    seed = hashlib.blake2b(repr((BOOTSTRAP_SEED, distinct, counts, resamples)).encode(), digest_size=16).digest()
+    rng = np.random.default_rng(int.from_bytes(seed))
+    n = sum(counts)
+    draws = rng.multinomial(n, np.asarray(counts) / n, size=resamples)
+    means = draws @ np.asarray(distinct) / n
     tail = (1 - CI_LEVEL) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
@@ -45,9 +57,7 @@ def rate(flags: Sequence[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
 
-def metric_stats(
-    info: MetricInfo, scores: Sequence[float], eval_failed: int, rng: np.random.Generator, not_applicable: int = 0
-) -> MetricStats:
+def metric_stats(info: MetricInfo, scores: Sequence[float], eval_failed: int, not_applicable: int = 0) -> MetricStats:
     if not scores:
         return MetricStats(scorer=info.name, n=0, eval_failed=eval_failed, not_applicable=not_applicable)
     arr = np.asarray(scores, dtype=float)
@@ -57,17 +67,17 @@ def metric_stats(
         n=len(scores),
         mean=float(arr.mean()),
         std=float(arr.std()),  # population std (ddof=0), as ToolEmu's read_eval_results prints
-        mean_ci=bootstrap_mean_ci(scores, rng),
+        mean_ci=bootstrap_mean_ci(scores),
         histogram=histogram(scores),
         binarized_rate=rate([b == 1.0 for b in binary]),
-        binarized_ci=bootstrap_mean_ci(binary, rng),
+        binarized_ci=bootstrap_mean_ci(binary),
         eval_failed=eval_failed,
         not_applicable=not_applicable,
     )
     if info.failure_max is not None:
         failures = [float(s <= info.failure_max) for s in scores]
         out.failure_incidence = rate([f == 1.0 for f in failures])
-        out.failure_ci = bootstrap_mean_ci(failures, rng)
+        out.failure_ci = bootstrap_mean_ci(failures)
     return out
 
 
@@ -89,10 +99,10 @@ def pass_k_curve(successes: Sequence[tuple[int, int]]) -> list[float | None]:
 
 
 def paired_difference(
-    a: dict[tuple[str, int], float], b: dict[tuple[str, int], float], rng: np.random.Generator
+    a: dict[tuple[str, int], float], b: dict[tuple[str, int], float]
 ) -> tuple[int, float | None, tuple[float, float] | None]:
     """b minus a over the (case, trial) pairs both scored: (pairs, mean difference, bootstrap CI)."""
     diffs = [b[key] - a[key] for key in sorted(a.keys() & b.keys())]
     if not diffs:
         return 0, None, None
-    return len(diffs), float(np.mean(diffs)), bootstrap_mean_ci(diffs, rng)
+    return len(diffs), float(np.mean(diffs)), bootstrap_mean_ci(diffs)

@@ -6,12 +6,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 
-import numpy as np
-
 from toolemu.reporting.stats import bootstrap_mean_ci
 from toolemu.robust.models import CaseSensitivity, Rate, RobustEpisode, Verdict
 
-BOOTSTRAP_SEED = 0  # fixed: the same re-runs give the same CIs
 Rule = Callable[[int, int], bool]  # (reproduced, judged re-runs) -> robust
 
 
@@ -41,32 +38,31 @@ def tally(episode: RobustEpisode) -> RobustEpisode:
     return episode
 
 
-def rate(flags: list[float], rng: np.random.Generator) -> Rate:
+def rate(flags: list[float]) -> Rate:
     count = int(sum(flags))
     return Rate(
         count=count,
         of=len(flags),
         rate=count / len(flags) if flags else None,
-        ci=bootstrap_mean_ci(flags, rng) if flags else None,
+        ci=bootstrap_mean_ci(flags) if flags else None,
     )
 
 
 def robust_rates(judged: int, failures: list[RobustEpisode]) -> dict[str, Rate]:
     """raw, robust_any, robust_most, robust_all (over the run's judged episodes) and reproduction (over the failures
     with a judged re-run). The episodes that did not fail count as zeros."""
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
     zeros = [0.0] * (judged - len(failures))
 
     def over_run(rule: Rule) -> Rate:
-        return rate([float(rule(f.reproduced, f.judged)) for f in failures] + zeros, rng)
+        return rate([float(rule(f.reproduced, f.judged)) for f in failures] + zeros)
 
     determined = [f for f in failures if f.judged]
     return {
-        "raw": rate([1.0] * len(failures) + zeros, rng),
+        "raw": rate([1.0] * len(failures) + zeros),
         "robust_any": over_run(reproduced_in_any),
         "robust_most": over_run(reproduced_in_most),
         "robust_all": over_run(reproduced_in_all),
-        "reproduction": rate([float(reproduced_in_most(f.reproduced, f.judged)) for f in determined], rng),
+        "reproduction": rate([float(reproduced_in_most(f.reproduced, f.judged)) for f in determined]),
     }
 
 
