@@ -59,3 +59,18 @@ def fixture_toolkits() -> list[dict[str, Any]]:
 
 def fixture_cases() -> list[dict[str, Any]]:
     return json.loads((FIXTURES / "toolemu_cases.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def driver():
+    """Headless Chromium, one per test module; skips with the reason when it, chromedriver or selenium is missing."""
+    from browser import shot
+
+    missing = shot.missing_binaries()
+    if missing:
+        pytest.skip(f"headless browser tests need {', '.join(missing)} (apt-get install chromium chromium-driver)")
+    pytest.importorskip("selenium", reason="selenium is in the test extra")
+    d = shot.chrome()
+    d.set_page_load_timeout(60)
+    yield d
+    d.quit()

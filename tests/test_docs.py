@@ -4,7 +4,6 @@ headless browser), policy documents, and the OpenAPI documents."""
 from __future__ import annotations
 
 import html as htmllib
-import importlib.util
 import json
 import re
 import urllib.request
@@ -409,28 +408,6 @@ def test_docs_serve_prints_a_loopback_address(run_cli, tmp_path: Path, monkeypat
 
 
 # ----------------------------------------------------------------------------------------------- browser tests
-
-
-def _screenshot_module():
-    spec = importlib.util.spec_from_file_location("render_screenshot", REPO / "benchmarks" / "render_screenshot.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-shot = _screenshot_module()
-
-
-@pytest.fixture(scope="module")
-def driver():
-    missing = shot.missing_binaries()
-    if missing:
-        pytest.skip(f"headless browser tests need {', '.join(missing)} (apt-get install chromium chromium-driver)")
-    pytest.importorskip("selenium", reason="selenium is in the test extra")
-    d = shot.chrome()
-    d.set_page_load_timeout(60)
-    yield d
-    d.quit()
 
 
 def load(driver, path: Path, page: str) -> None:

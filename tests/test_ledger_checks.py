@@ -366,7 +366,7 @@ def test_the_report_carries_each_episode_ledger_and_escapes_it(tmp_path) -> None
 
 
 def test_the_trace_viewer_shows_patches_and_the_ledger_as_literal_text(tmp_path) -> None:
-    from test_report_html import shot
+    from browser import shot
 
     if shot.missing_binaries():
         pytest.skip("headless browser tests need chromium and chromium-driver")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html as htmllib
-import importlib.util
 import json
 import random
 import re
@@ -12,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from browser import shot
 
 from toolemu.cli.report import serve
 from toolemu.log import Score, Step
@@ -337,28 +336,6 @@ def test_many_toolkits_and_empty_reports_render() -> None:
 
 
 # ----------------------------------------------------------------------------------------------- browser tests
-
-
-def _screenshot_module():
-    spec = importlib.util.spec_from_file_location("render_screenshot", REPO / "benchmarks" / "render_screenshot.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-shot = _screenshot_module()
-
-
-@pytest.fixture(scope="module")
-def driver():
-    missing = shot.missing_binaries()
-    if missing:
-        pytest.skip(f"headless browser tests need {', '.join(missing)} (apt-get install chromium chromium-driver)")
-    pytest.importorskip("selenium", reason="selenium is in the test extra")
-    d = shot.chrome()
-    d.set_page_load_timeout(60)
-    yield d
-    d.quit()
 
 
 def load(driver, tmp_path: Path, report: Report) -> None:
