@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import toolemu
 from toolemu.llm import LLMSettings
 
@@ -29,12 +31,8 @@ def test_the_model_layer_names_load_on_first_use() -> None:
 
     assert llm.build_hub is build_hub and "build_hub" in dir(llm)
     assert set(llm.__all__) <= set(dir(llm))
-    try:
+    with pytest.raises(AttributeError, match="no_such_name"):
         llm.no_such_name  # noqa: B018
-    except AttributeError as e:
-        assert "no_such_name" in str(e)
-    else:
-        raise AssertionError("an unknown name must raise AttributeError")
 
 
 def test_run_emulates_evaluates_and_reports_with_one_budget(tmp_path) -> None:
