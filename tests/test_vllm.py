@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -184,14 +185,24 @@ def test_roles_with_the_same_model_share_one_server(fake_vllm: FakeVLLM, tmp_pat
     assert "vllm" not in ModelOptions(model="openai:gpt-4o-mini").describe()
 
 
-def test_a_server_that_ignores_sigterm_is_killed(fake_vllm: FakeVLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_that_ignores_sigterm_is_killed(
+    fake_vllm: FakeVLLM, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("FAKE_VLLM_IGNORE_TERM", "1")
     monkeypatch.setattr(vllm_server, "STOP_TIMEOUT_S", 0.5)
     build_chat_model(ModelOptions(model="vllm:stubborn"), "agent")
     [start] = fake_vllm.starts()
-    t0 = time.monotonic()
-    vllm_server.shutdown_all()
-    assert gone(start["pid"]) and time.monotonic() - t0 < 10 and fake_vllm.stops() == []
+    [server] = vllm_server.running_servers()
+    proc = server.proc
+    assert proc is not None and proc.pid == start["pid"]
+    with caplog.at_level(logging.WARNING, logger="toolemu.llm"):
+        vllm_server.shutdown_all()
+    # SIGTERM was sent and waited on for STOP_TIMEOUT_S, then SIGKILL ended it (it never ran its own stop).
+    # How many seconds that takes is measured in benchmarks/retry_and_stop_waits.py, not asserted here.
+    [warning] = [r for r in caplog.records if "ignored SIGTERM" in r.getMessage()]
+    assert warning.args == ("stubborn", 0.5)
+    assert proc.returncode == -signal.SIGKILL and gone(start["pid"]) and fake_vllm.stops() == []
+    assert not vllm_server.running_servers()
 
 
 def test_a_server_that_exits_while_starting_is_one_error_line(run_cli, fake_vllm, monkeypatch) -> None:
