@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from doubles.behaviour import Reply, tokens
-from doubles.conversation import Conversation, ToolSpec, schema_in_text, text_of
+from doubles.conversation import BadRequest, Conversation, ToolSpec, schema_in_text, text_of
 from doubles.server import DoubleServer
 
 _ERROR_TYPES = {
@@ -31,6 +31,7 @@ class AnthropicDouble(DoubleServer):
 
     def read(self, request: dict[str, Any]) -> Conversation:
         conv = Conversation(model=str(request.get("model", "")), system=text_of(request.get("system")))
+        conv.answered = _answered_tool_results(request.get("messages") or [])
         for message in request.get("messages") or []:
             role, content = message.get("role", "user"), message.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": text_of(content)}]
@@ -90,3 +91,33 @@ class AnthropicDouble(DoubleServer):
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
+
+
+def _answered_tool_results(messages: list[dict[str, Any]]) -> int:
+    """The tool_use / tool_result blocks, checked as the Messages API checks them (a 400 otherwise): every tool_use
+    of an assistant message has its tool_result (by tool_use_id) in the very next message, a user message; every
+    tool_result answers a tool_use of the message before it; no text block is empty. Returns how many tool_result
+    blocks answered a call."""
+    answered = 0
+    uses: list[str] = []  # the tool_use ids of the message before
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        results = [str(b.get("tool_use_id", "")) for b in blocks if b.get("type") == "tool_result"]
+        missing = [i for i in uses if i not in results]
+        if missing:
+            raise BadRequest(
+                f"messages.{index}: tool_use ids without a tool_result block right after them: {', '.join(missing)}"
+            )
+        stray = [i for i in results if i not in uses]
+        if stray:
+            raise BadRequest(
+                f"messages.{index}: tool_result blocks whose tool_use_id answers no tool_use of the message before: "
+                f"{', '.join(stray)}"
+            )
+        answered += len(results)
+        if any(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
+            raise BadRequest(f"messages.{index}: text content blocks must be non-empty")
+        is_assistant = message.get("role") == "assistant"
+        uses = [str(b.get("id", "")) for b in blocks if b.get("type") == "tool_use"] if is_assistant else []
+    return answered

@@ -100,7 +100,10 @@ def _decide(conv: Conversation, config: DoubleConfig, rng: random.Random, id_pre
     if forced:
         return _forced_tool(conv, config, rng, id_prefix)
     if conv.tools and conv.tool_choice != "none":
-        if conv.tool_results < config.tool_turns or conv.tool_choice == "required":
+        # Native tool calling: its progress is the tool results that answer its own calls (matched by id). History
+        # that comes back as text in a user message is not its own turns: it starts the task again, with the same
+        # first action (what a strong model does; the agent then repeats that call until its step limit).
+        if conv.answered < config.tool_turns or conv.tool_choice == "required":
             return _tool_calls(conv, config, rng, id_prefix)
         draw = Draw(rng, config, not config.ignore_limits)
         return Reply("answer", draw.long("answer", None), long_strings=draw.long_strings)
@@ -121,15 +124,18 @@ def _forced_tool(conv: Conversation, config: DoubleConfig, rng: random.Random, i
 
 
 def _tool_calls(conv: Conversation, config: DoubleConfig, rng: random.Random, id_prefix: str) -> Reply:
+    # What to call depends on the task and how far it got, not on the rest of the request: the same point of the same
+    # task gets the same calls. Each call still gets a fresh id, as from a real API.
+    plan = random.Random(f"{config.seed}|plan|{conv.task}|{conv.answered}")
     count = 1
-    if conv.parallel and len(conv.tools) > 1 and rng.random() < config.parallel_rate:
-        count = rng.randint(*config.parallel_calls)
-    draw = Draw(rng, config, not config.ignore_limits, conv.tool_results)
+    if conv.parallel and len(conv.tools) > 1 and plan.random() < config.parallel_rate:
+        count = plan.randint(*config.parallel_calls)
+    draw = Draw(plan, config, not config.ignore_limits, conv.answered)
     calls = []
     for _ in range(count):
-        spec = rng.choice(conv.tools)
+        spec = plan.choice(conv.tools)
         calls.append(ToolCall(call_id(rng, id_prefix), spec.name, generate(spec.schema, draw)))
-    return Reply("tool_calls", t.pick(rng, _PREAMBLES), calls, finish="tool_calls", long_strings=draw.long_strings)
+    return Reply("tool_calls", t.pick(plan, _PREAMBLES), calls, finish="tool_calls", long_strings=draw.long_strings)
 
 
 def _structured(conv: Conversation, config: DoubleConfig, rng: random.Random) -> Reply:

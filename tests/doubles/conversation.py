@@ -14,12 +14,17 @@ REACT_REPAIR = "Your last reply could not be used:"
 SCHEMA_CUE = "matching this JSON schema:"  # toolemu/llm/structured.py's schema_instruction
 
 _OBSERVATION = re.compile(r"^\s*Observation\s*:", re.MULTILINE)
+_SCRATCHPAD = re.compile(r"^\s*Thought\s*:", re.MULTILINE)  # a ReAct scratchpad's first entry
 # describe_tool's line: "- Name(arg: type, opt?: type) -> {ret: type}: summary"
 _TOOL_LINE = re.compile(r"^- ([A-Za-z_]\w*)\(([^)]*)\) -> \{", re.MULTILINE)
 _RETURN_LINE = re.compile(r"^  ([A-Za-z_]\w*) \((\w+)\): (.*)$", re.MULTILINE)
 _ARG_LINE = re.compile(r"^    ([A-Za-z_]\w*): (.*)$")
 _QUOTED_WORD = re.compile(r"'([A-Za-z_][\w/.+-]*)'")
 _JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object", "null"}
+
+
+class BadRequest(ValueError):
+    """A request the real API answers with HTTP 400 (its message as the API words it)."""
 
 
 @dataclass
@@ -33,6 +38,9 @@ class ToolSpec:
 class Conversation:
     system: str = ""
     turns: list[tuple[str, str]] = field(default_factory=list)  # (role, text); tool results as role "tool"
+    # Tool results that answer a tool call of an earlier assistant turn, matched by id (tool_call_id /
+    # tool_use_id): with native tools, the only history a strong model reads as its own progress.
+    answered: int = 0
     tools: list[ToolSpec] = field(default_factory=list)  # native tool calling
     tool_choice: str = "auto"  # auto | none | required | tool:<name>
     parallel: bool = True
@@ -65,6 +73,14 @@ class Conversation:
         return sum(
             1 if role == "tool" else len(_OBSERVATION.findall(text)) for role, text in self.turns if role != "assistant"
         )
+
+    @property
+    def task(self) -> str:
+        """What the conversation is about: the system prompt and the first user message. A model that has lost its
+        history sees the same task again, and so plans the same first action."""
+        first = next((text for role, text in self.turns if role == "user"), "")
+        pad = _SCRATCHPAD.search(first)  # history written into the message as text is not part of the task
+        return f"{self.system}\n\n{(first[: pad.start()] if pad else first).strip()}"
 
     @property
     def prompt_chars(self) -> int:

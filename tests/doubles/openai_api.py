@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from doubles.behaviour import Reply, tokens
-from doubles.conversation import Conversation, ToolSpec, schema_in_text, text_of
+from doubles.conversation import BadRequest, Conversation, ToolSpec, schema_in_text, text_of
 from doubles.server import DoubleServer
 
 _ERROR_TYPES = {429: "rate_limit_exceeded", 400: "invalid_request_error", 404: "not_found_error"}
@@ -23,6 +23,7 @@ class OpenAIDouble(DoubleServer):
 
     def read(self, request: dict[str, Any]) -> Conversation:
         conv = Conversation(model=str(request.get("model", "")))
+        conv.answered = _answered_tool_messages(request.get("messages") or [])
         system: list[str] = []
         for message in request.get("messages") or []:
             role, text = message.get("role", "user"), text_of(message.get("content"))
@@ -87,6 +88,41 @@ class OpenAIDouble(DoubleServer):
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind = _ERROR_TYPES.get(status, "server_error")
         return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+def _answered_tool_messages(messages: list[dict[str, Any]]) -> int:
+    """The tool messages, checked as OpenAI's API checks them (a 400 otherwise): each answers, by tool_call_id, a call
+    of the assistant message before it (only tool messages in between), and every call of that message is answered
+    before any other message. Returns how many tool messages answered a call."""
+    answered = 0
+    calls: list[str] | None = None  # the ids of the last assistant message's tool calls, while tool messages follow
+    waiting: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.get("role") == "tool":
+            if calls is None or message.get("tool_call_id") not in calls:
+                raise BadRequest(
+                    f"messages[{index}]: a message with role 'tool' must answer a tool call of the assistant "
+                    f"message before it (tool_call_id {message.get('tool_call_id')!r} answers none)"
+                )
+            waiting.discard(str(message["tool_call_id"]))
+            answered += 1
+            continue
+        _all_answered(waiting, index)
+        found = message.get("tool_calls") if message.get("role") == "assistant" else None
+        calls = [str(c.get("id") or "") for c in found] if found else None
+        if calls is not None and not all(calls):
+            raise BadRequest(f"messages[{index}].tool_calls: every tool call needs an id")
+        waiting = set(calls or ())
+    _all_answered(waiting, len(messages))
+    return answered
+
+
+def _all_answered(waiting: set[str], index: int) -> None:
+    if waiting:
+        raise BadRequest(
+            f"messages[{index}]: an assistant message with 'tool_calls' must be followed by a tool message for each "
+            f"tool_call_id; not answered: {', '.join(sorted(waiting))}"
+        )
 
 
 def _read_schema(request: dict[str, Any], conv: Conversation) -> None:

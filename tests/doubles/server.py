@@ -16,7 +16,7 @@ from typing import Any
 
 from doubles.behaviour import REFUSALS, Reply, respond
 from doubles.config import DoubleConfig
-from doubles.conversation import Conversation
+from doubles.conversation import BadRequest, Conversation
 
 
 @dataclass
@@ -153,7 +153,12 @@ class DoubleServer:
                     with self._lock:
                         self._retry_deadline[key] = received + wait
                 return self._record(path, request, status, headers, body, kind, received, attempt, early, wait)
-            conv = self.read(request)
+            try:
+                conv = self.read(request)
+            except BadRequest as exc:  # what the real API rejects: the caller's bug, answered as the API does
+                return self._record(
+                    path, request, 400, {}, self.error_body(400, str(exc)), "bad_request", received, attempt, early
+                )
             rng = random.Random(f"{self.config.seed}|{key}")
             reply = respond(conv, self.config, rng, self.call_id_prefix)
             body = self.render(request, conv, reply, key[:24])
