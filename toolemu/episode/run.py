@@ -43,6 +43,7 @@ def _step(index: int, turn: AgentTurn, call: PendingCall, first: bool, not_run: 
         thought=turn.thought,
         tool=call.tool,
         tool_input=call.tool_input,
+        call_id=call.call_id,
         agent_log=turn.kept if first else "",
         discarded_text=turn.discarded if first else "",
         reasoning=getattr(turn, "reasoning", "") if first else "",  # a plugged-in agent's turn may not have it
@@ -80,7 +81,7 @@ def play_turn(
         status = "quit" if turn.quits and config.agent_type == "quit" else "final_answer"
         return status, turn.final_answer
     for position, proposed in enumerate(turn.calls):
-        call = PendingCall(proposed.tool, proposed.tool_input)
+        call = PendingCall(proposed.tool, proposed.tool_input, _call_id(proposed))
         try:
             for element in elements:
                 element.process(call, state)
@@ -90,11 +91,16 @@ def play_turn(
             reason = f"{type(exc).__name__}: {str(exc)[:2000]}"
             state.steps.append(_step(len(state.steps), turn, call, position == 0, reason))
             for later in turn.calls[position + 1 :]:
-                skipped = PendingCall(later.tool, later.tool_input)
+                skipped = PendingCall(later.tool, later.tool_input, _call_id(later))
                 state.steps.append(_step(len(state.steps), turn, skipped, False, "an earlier call failed"))
             raise
         state.steps.append(_step(len(state.steps), turn, call, first=position == 0))
     return None
+
+
+def _call_id(proposed: Any) -> str:
+    """The id the agent gave a call (a plugged-in agent's calls may have none)."""
+    return str(getattr(proposed, "call_id", "") or "")
 
 
 def run_pipeline(

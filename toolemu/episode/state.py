@@ -45,6 +45,7 @@ class PendingCall:
 
     tool: str
     tool_input: Any
+    call_id: str = ""  # native tool calling: the id the agent's turn gave the call (recorded on its step)
     gates: list[GateDecision] = field(default_factory=list)
     blocked: GatePhase | None = None
     observation: str | None = None

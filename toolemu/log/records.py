@@ -156,6 +156,7 @@ class Step(BaseModel):
     thought: str = ""
     tool: str
     tool_input: dict[str, Any] | str = Field(default_factory=dict)  # str: a foreign record's unparsable input
+    call_id: str = ""  # native tool calling: the call's id (the model's, or a stable one), to rebuild the conversation
     agent_log: str = ""  # the agent text that was kept: thought, action and input, nothing after
     discarded_text: str = ""  # what the agent wrote past its action (e.g. an invented Observation)
     reasoning: str = ""  # a reasoning model's thinking for the turn (reasoning_content / thinking blocks)
