@@ -1,15 +1,29 @@
-"""The plain message format every role uses, and its conversion to LangChain messages."""
+"""The plain message format every role uses, and its conversion to LangChain messages.
+
+Native tool calling adds two shapes: an assistant message that carries its tool calls (each with an id), and a tool
+message that answers one call by that id. LangChain's AIMessage(tool_calls=...) and ToolMessage(tool_call_id=...)
+carry them to every provider in its own form: OpenAI's assistant `tool_calls` + role "tool" messages, Anthropic's
+`tool_use` + `tool_result` blocks.
+"""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+
+class ToolCall(TypedDict):
+    id: str
+    name: str
+    args: dict[str, Any]
 
 
 class Message(TypedDict):
-    role: Literal["system", "user", "assistant"]
+    role: Literal["system", "user", "assistant", "tool"]
     content: str
+    tool_calls: NotRequired[list[ToolCall]]  # an assistant message's native tool calls
+    tool_call_id: NotRequired[str]  # a tool message: the call it answers
 
 
 def system(text: str) -> Message:
@@ -24,13 +38,44 @@ def assistant(text: str) -> Message:
     return {"role": "assistant", "content": text}
 
 
+def assistant_calls(text: str, calls: list[ToolCall]) -> Message:
+    """An assistant turn that called tools (parallel calls: all of them, in one message), with the text it wrote."""
+    return {"role": "assistant", "content": text, "tool_calls": calls}
+
+
+def tool_result(call_id: str, text: str) -> Message:
+    """The result of the tool call `call_id`."""
+    return {"role": "tool", "content": text, "tool_call_id": call_id}
+
+
 _TO_LC = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
-_FROM_LC = {"system": "system", "human": "user", "ai": "assistant"}
+_FROM_LC = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+
+
+def _to_langchain(message: Message) -> BaseMessage:
+    if message["role"] == "tool":
+        return ToolMessage(content=message["content"], tool_call_id=message.get("tool_call_id", ""))
+    calls = message.get("tool_calls")
+    if message["role"] == "assistant" and calls:
+        lc_calls = [{"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"} for c in calls]
+        return AIMessage(content=message["content"], tool_calls=lc_calls)
+    return _TO_LC[message["role"]](content=message["content"])
 
 
 def to_langchain(messages: list[Message]) -> list[BaseMessage]:
-    return [_TO_LC[m["role"]](content=m["content"]) for m in messages]
+    return [_to_langchain(m) for m in messages]
+
+
+def _from_langchain(message: BaseMessage) -> Message:
+    out: Message = {"role": _FROM_LC.get(message.type, "user"), "content": str(message.content)}  # type: ignore[typeddict-item]
+    if isinstance(message, ToolMessage):
+        out["tool_call_id"] = message.tool_call_id
+    elif isinstance(message, AIMessage) and message.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.get("id") or "", "name": c["name"], "args": c["args"]} for c in message.tool_calls
+        ]
+    return out
 
 
 def from_langchain(messages: list[BaseMessage]) -> list[Message]:
-    return [{"role": _FROM_LC.get(m.type, "user"), "content": str(m.content)} for m in messages]  # type: ignore[typeddict-item]
+    return [_from_langchain(m) for m in messages]

@@ -46,7 +46,7 @@ class Completion:
     cached: bool = False
     latency_s: float = 0.0
     attempts: int = 1
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # native tool calling: [{name, args}]
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # native tool calling: [{id, name, args}]
     reasoning: str = ""  # a reasoning model's thinking (reasoning_content, thinking blocks): never the answer
     refusal: str = ""  # the model declined: its own words (the text may be empty)
     finish: str = ""  # why the reply ended: stop, stop_sequence, tool_calls, refusal ("" when not said)
@@ -238,7 +238,10 @@ class RoleModel:
             usage.completion_tokens,
             elapsed,
         )
-        calls = [{"name": c["name"], "args": c.get("args") or {}} for c in getattr(reply, "tool_calls", None) or []]
+        calls = [
+            {"id": c.get("id") or "", "name": c["name"], "args": c.get("args") or {}}
+            for c in getattr(reply, "tool_calls", None) or []
+        ]
         text = _text_of(reply.content)
         finish = finish_of(getattr(reply, "response_metadata", None) or {})
         refusal = reply.additional_kwargs.get("refusal") or ""
