@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from toolemu.agents.react import STOP_SEQUENCES, ReactParseError, parse_react
 from toolemu.llm import Message, RoleModel, StructuredOutputError, assistant, system, user
+from toolemu.llm.messages import ToolCall, assistant_calls, tool_result
 from toolemu.llm.model import Completion
 from toolemu.llm.providers import get_provider
 from toolemu.llm.structured import ModelRefusal, drop_added_nulls, strict_problem, strict_schema
@@ -36,6 +37,7 @@ class ProposedCall:
 
     tool: str
     tool_input: Any = field(default_factory=dict)
+    call_id: str = ""  # native tool calling: the call's id (the model's, or a stable one the agent made)
 
 
 @dataclass
@@ -140,6 +142,9 @@ class Agent:
         # Strict function calling where the backend's structured mode is OpenAI's json_schema.
         self.strict_tools = self.native and model.options.structured_mode == "json_schema"
         self._memo: dict[tuple[str, ...], Any] = {}  # prompt pieces that depend only on the toolkits
+        # Native tool calling: the turn each of this agent's calls came from (parallel calls share one), so that
+        # its earlier turns go back to the model as it made them.
+        self._turn_of: dict[str, int] = {}
 
     def _once(self, what: str, kits: list[Toolkit], build: Any) -> Any:
         key = (what, *(k.toolkit for k in kits))
@@ -148,23 +153,57 @@ class Agent:
         return self._memo[key]
 
     def messages(self, instruction: str, kits: list[Toolkit], steps: list[Step]) -> list[Message]:
+        """ReAct and JSON replies: ToolEmu's prompt, the steps as a scratchpad in the user message. Native tool
+        calling: the instruction, then each earlier turn as the API expects it (the assistant's tool calls, then
+        one tool result per call, matched by id)."""
+        room = length.room(self.bounded, self.model.reply_token_ceiling)
+        prompt = self._once(
+            "system",
+            kits,
+            lambda: prompts.system_prompt(
+                self.agent_type, describe_toolkits(kits), self.format, self.policy, room, native=self.native
+            ),
+        )
+        if self.native:
+            return [system(prompt), user(prompts.user_prompt(instruction, "")), *self._native_history(steps)]
         pad = "\n".join(
             prompts.scratchpad_entry(s.thought, s.tool, json.dumps(s.tool_input, ensure_ascii=False), s.observation)
             for s in steps
         )
-        room = length.room(self.bounded, self.model.reply_token_ceiling)
-        return [
-            system(
-                self._once(
-                    "system",
-                    kits,
-                    lambda: prompts.system_prompt(
-                        self.agent_type, describe_toolkits(kits), self.format, self.policy, room
-                    ),
-                )
-            ),
-            user(prompts.user_prompt(instruction, pad)),
-        ]
+        return [system(prompt), user(prompts.user_prompt(instruction, pad))]
+
+    def _native_history(self, steps: list[Step]) -> list[Message]:
+        """Each earlier turn: one assistant message with all its calls and the text it wrote (a reasoning model's
+        thinking is not sent back: OpenAI-compatible servers take no reasoning_content, and Anthropic's thinking
+        blocks would need signatures we do not keep), then each call's result: its observation, a gate's block
+        notice, or the invalid-call message. Steps this agent did not make (a replayed prefix) are one turn each."""
+        out: list[Message] = []
+        for turn in self._turns(steps):
+            calls = [ToolCall(id=_call_id_of(s), name=s.tool, args=_args_of(s)) for s in turn]
+            out.append(assistant_calls(turn[0].agent_log, calls))
+            out += [tool_result(call["id"], s.observation) for call, s in zip(calls, turn, strict=True)]
+        return out
+
+    def _turns(self, steps: list[Step]) -> list[list[Step]]:
+        turns: list[list[Step]] = []
+        for step in steps:
+            made_in = self._turn_of.get(step.call_id) if step.call_id else None
+            if turns and made_in is not None and made_in == self._turn_of.get(turns[-1][-1].call_id):
+                turns[-1].append(step)
+            else:
+                turns.append([step])
+        return turns
+
+    def _remember(self, turn: AgentTurn, steps: list[Step]) -> None:
+        """Give every call of a native turn an id (a missing or reused one gets a stable one: the id must name one
+        call of the conversation) and note which turn made it."""
+        taken = {_call_id_of(s) for s in steps}
+        serial = len(set(self._turn_of.values()))
+        for position, call in enumerate(turn.calls):
+            if not call.call_id or call.call_id in taken:
+                call.call_id = f"toolemu_{len(steps)}_{position}"
+            taken.add(call.call_id)
+            self._turn_of[call.call_id] = serial
 
     def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
         """Ask for one action; a reply that cannot be used (or a refusal) is asked again, at most PARSE_RETRIES
@@ -186,14 +225,13 @@ class Agent:
                 refused = bool(getattr(exc, "refusal", False))
                 total.add(getattr(exc, "usage", Usage()))
                 bad = getattr(exc, "reply_text", "")
-                convo = [
-                    *convo,
-                    assistant(bad or "(unusable reply)"),
-                    user(prompts.REPAIR.format(problem=problem)),
-                ]
+                repair = prompts.NATIVE_REPAIR if self.native else prompts.REPAIR
+                convo = [*convo, assistant(bad or "(unusable reply)"), user(repair.format(problem=problem))]
                 continue
             total.add(turn.usage)
             turn.usage = total
+            if self.native and turn.calls:
+                self._remember(turn, steps)
             return turn
         if refused:
             raise ModelRefusal(f"agent: no usable turn after {PARSE_RETRIES + 1} attempts: {problem}")
@@ -259,7 +297,9 @@ class Agent:
         if reply.tool_calls:
             # Parallel tool calls run in order, each as its own step: none is dropped.
             strict = {t["function"]["name"]: t["function"]["parameters"] for t in tools if t["function"].get("strict")}
-            calls = [ProposedCall(c["name"], self._arguments(c, strict, kits)) for c in reply.tool_calls]
+            calls = [
+                ProposedCall(c["name"], self._arguments(c, strict, kits), c.get("id") or "") for c in reply.tool_calls
+            ]
             return AgentTurn(
                 reply.text.strip(), calls, None, reply.text, "", reply.usage, reply.latency_s, reply.reasoning
             )
@@ -278,6 +318,16 @@ class Agent:
             return call["args"]
         tool = next(t for kit in kits for t in kit.tools if kit.tool_full_name(t) == call["name"])
         return drop_added_nulls(call["args"], arguments_schema(tool, bounded=self.bounded))
+
+
+def _call_id_of(step: Step) -> str:
+    """A step's call id; a step recorded without one (a replayed or older record) gets one from its index."""
+    return step.call_id or f"toolemu_step_{step.index}"
+
+
+def _args_of(step: Step) -> dict[str, Any]:
+    """A call's arguments as a tool call carries them: an object (a foreign record's unparsable text is kept)."""
+    return step.tool_input if isinstance(step.tool_input, dict) else {"input": step.tool_input}
 
 
 def _attach(exc: ReactParseError, reply: Completion) -> None:
