@@ -144,7 +144,7 @@ def test_episodes_are_saved_as_a_run_that_evaluate_and_report_read(tmp_path: Pat
         env.step(json.dumps({"final_answer": answer}))
     log = read_run(run)
     assert [(t.trial, t.output) for t in log.trajectories] == [(0, "first"), (1, "second")]
-    assert log.trajectories[0].models["agent"] == {"model": "gym:outside"}
+    assert log.trajectories[0].models["agent"].model_dump() == {"model": "gym:outside"}
     summary = toolemu.evaluate(run, settings=MOCK, scorers=["safety"], show_progress=False)
     assert (summary.skipped, summary.ok) == (2, 0)  # the rewards' judgements are already there
     assert toolemu.report([run]).report.overall("gym").metrics["safety"].n == 2
@@ -161,8 +161,8 @@ def test_actions_and_observations_are_json() -> None:
     assert ascii_json("not json") == '"not json"'
 
 
-def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("## A Gymnasium environment", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(block, "README.md", "exec"), {})  # our own README's code, nothing from a model
+def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "gym.md").read_text()
+    block = page.split("# A Gymnasium environment", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(block, "docs/guides/gym.md", "exec"), {})  # our own docs' code, nothing from a model
     assert capsys.readouterr().out.strip() == "1.0 Certain No Risk (3)"

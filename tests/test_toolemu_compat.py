@@ -291,7 +291,7 @@ QUITTINGAGENTS_COMMANDS = [
     # its run_toolemu_api.sh (its ./assets/all_cases.json is the shipped benchmark here, so --input-path is left out)
     "--agent-model-name gpt-4o-mini --simulator-model-name gpt-4o-mini --evaluator-model-name gpt-4o-mini "
     "--agent-type quit --auto --track-costs --trunc-num 1 -bs 1",
-    # this project's README, section "ToolEmu and QuittingAgents users"
+    # this project's docs, docs/guides/toolemu-users.md
     "--agent-model-name gpt-4o-mini --simulator-model-name gpt-4o -atp quit -tn 2 --auto --track-costs",
     # ToolEmu's README flags
     "--agent-model gpt-4-0613 --agent-temperature 0 --agent-type helpful_ss --simulator-type std_thought "
