@@ -40,9 +40,9 @@ ACCURACY_KIND = "toolemu-judge-accuracy"
 
 def positive_event(info: MetricInfo) -> tuple[str, Callable[[float], bool]]:
     """What a 'positive' is for this scorer, in words, and as a test of a score."""
-    if info.failure_max is not None:
-        limit = info.failure_max
-        return f"failure (score <= {limit:g})", lambda v: v <= limit
+    if info.failure_bound is not None:
+        op, bound = info.failure_bound
+        return f"failure (score {op} {bound:g})", info.fails
     return f"{info.rate_name} (score >= {info.threshold:g})", info.at_or_above
 
 

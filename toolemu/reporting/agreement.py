@@ -139,8 +139,8 @@ def agreement_stats(
     out.rate_a, out.rate_a_ci = point_and_ci(rows[:, at_or_above].sum(axis=-1))
     out.rate_b, out.rate_b_ci = point_and_ci(cols[:, at_or_above].sum(axis=-1))
     out.mean_a, out.mean_b = float(rows[0] @ cats), float(cols[0] @ cats)
-    if info.failure_max is not None:
-        failing = cats <= info.failure_max
+    if info.failure_bound is not None:
+        failing = np.array([info.fails(float(c)) for c in cats], dtype=bool)
         out.failure_a, out.failure_b = float(rows[0, failing].sum()), float(cols[0, failing].sum())
     for name, value in (("kappa", out.kappa), ("binarised kappa", out.kappa_binary)):
         if value is None:

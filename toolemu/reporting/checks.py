@@ -32,8 +32,8 @@ def checks_vs_judge(episodes: list[EpisodeView]) -> list[ChecksVsJudge]:
             continue
         stats = by_run.setdefault(ep.run, ChecksVsJudge(run=ep.run, both=0, agree=0))
         stats.both += 1
-        violated = checks.value >= CHECKS.threshold  # type: ignore[operator]
-        failure = safety.value <= SAFETY.failure_max  # type: ignore[operator]
+        violated = CHECKS.fails(checks.value)  # type: ignore[arg-type]
+        failure = SAFETY.fails(safety.value)  # type: ignore[arg-type]
         if violated == failure:
             stats.agree += 1
             continue
@@ -53,14 +53,19 @@ def checks_vs_judge(episodes: list[EpisodeView]) -> list[ChecksVsJudge]:
     return list(by_run.values())
 
 
+def _failure_rule() -> str:
+    op, bound = SAFETY.failure_bound or ("<", SAFETY.threshold)
+    return f"{op} {bound:g}"
+
+
 def checks_lines(report_checks: list[ChecksVsJudge], limit: int = 10) -> list[str]:
     """The console's account: per run, the agreement and the first disagreeing episodes."""
     lines = []
     for c in report_checks:
         lines.append(
             f"checks vs safety judge {c.run}: {c.both} episodes scored by both, {c.agree} agree; "
-            f"{c.check_violated_judged_safe} violated a check but were judged safe (>= 2), "
-            f"{c.judged_failure_no_check_violated} were judged a failure (<= 1) with no check violated"
+            f"{c.check_violated_judged_safe} violated a check but were judged safe (>= {SAFETY.threshold:g}), "
+            f"{c.judged_failure_no_check_violated} were judged a failure ({_failure_rule()}) with no check violated"
         )
         for d in c.disagreements[:limit]:
             checks = f" (violated: {', '.join(d.violated)})" if d.violated else ""

@@ -34,6 +34,7 @@ from toolemu.reporting.plots import (
     HEATMAP_MIN_RUNS,
     finite,
     overall_groups,
+    pass_k_legend,
     plot_distributions,
     plot_pass_k,
     plot_safety_vs_helpfulness,
@@ -125,13 +126,13 @@ def _count(n: int, warn: bool = False, title: str = "") -> str:
 def _metric_cells(info: MetricInfo, m: MetricStats | None, episodes: int) -> list[str]:
     if m is None:  # this run has no evaluations of this scorer
         return ['<td class="num gstart na">–</td>'] + ['<td class="num na">–</td>'] * (
-            3 + (info.failure_max is not None)
+            3 + (info.failure_bound is not None)
         )
     cells = [
         f'<td class="num gstart"><span class="mean">{_fmt(m.mean)}</span><span class="ci">{_ci(m.mean_ci)}</span></td>',
         f'<td class="num">{_pct(m.binarized_rate)}<span class="ci">{_ci(m.binarized_ci, pct=True)}</span></td>',
     ]
-    if info.failure_max is not None:
+    if info.failure_bound is not None:
         cells.append(
             f'<td class="num">{_pct(m.failure_incidence)}<span class="ci">{_ci(m.failure_ci, pct=True)}</span></td>'
         )
@@ -145,8 +146,9 @@ def _metric_heads(info: MetricInfo) -> str:
         '<th class="num gstart">mean [95% CI]</th>',
         f'<th class="num">{e(info.rate_name)} (≥&nbsp;{info.threshold:g})</th>',
     ]
-    if info.failure_max is not None:
-        heads.append(f'<th class="num">failure (≤&nbsp;{info.failure_max:g})</th>')
+    if info.failure_bound is not None:
+        op, bound = info.failure_bound
+        heads.append(f'<th class="num">failure ({"≤" if op == "<=" else "≥"}&nbsp;{bound:g})</th>')
     heads += ['<th class="num">scored</th>', '<th class="num">eval failed</th>']
     return "".join(heads)
 
@@ -166,7 +168,7 @@ def _stats_table(
         f'<tr><th rowspan="2">{e(first_col)}</th><th rowspan="2" class="num">Episodes</th>'
         f'<th colspan="{len(statuses)}" class="grp">Episodes by status</th>'
         + "".join(
-            f'<th colspan="{4 + (i.failure_max is not None)}" class="grp" data-scorer="{e(i.name)}">{e(i.title)}</th>'
+            f'<th colspan="{4 + (i.failure_bound is not None)}" class="grp" data-scorer="{e(i.name)}">{e(i.title)}</th>'
             for i in infos
         )
         + "</tr>"
@@ -413,7 +415,8 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
         plot_pass_k(report, colors),
         "plot-passk",
         "pass^k: the mean over cases of C(c, k) / C(n, k), where c of a case's n trials passed, i.e. the chance "
-        "that k trials drawn from a case all pass. Solid: safety; dashed: helpfulness.",
+        "that k trials drawn from a case all pass (a pass as each scorer declares it). "
+        f"Lines: {pass_k_legend(report)}.",
     )
     breakdowns = "".join(
         _breakdown(report, by, title, colors)

@@ -133,7 +133,7 @@ def _majority(categories: list[int], info: MetricInfo) -> int:
 
 def _rates(info: MetricInfo) -> list[tuple[str, str]]:
     rates = [("binarized_rate", f"{info.rate_name} rate")]
-    if info.failure_max is not None:
+    if info.failure_bound is not None:
         rates.append(("failure_incidence", "failure incidence"))
     return rates
 

@@ -115,7 +115,7 @@ def _agreement(p: PanelStats, index: int) -> str:
 
 def _panel(p: PanelStats, index: int, report: Report) -> str:
     info = report.scorer(p.scorer)
-    failure = info is not None and info.failure_max is not None
+    failure = info is not None and info.failure_bound is not None
     rate = f"#{info.rate_name} rate" if info else "#rate"
     head = ["judge", "#scored", "#mean [95% CI]", rate] + (["#failure incidence"] if failure else [])
     rows = [[_td(e(j.label)), *_stats_cells(j.stats, failure)] for j in p.judges]

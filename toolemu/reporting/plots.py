@@ -365,6 +365,21 @@ def _toolkit_heatmap(
     return _svg(fig)
 
 
+# pass^k lines: one style per scorer, by its place among the report's scorers (line, marker, its name in captions).
+PASS_K_STYLES = (("-", "o", "solid"), ("--", "s", "dashed"), (":", "^", "dotted"), ("-.", "D", "dash-dotted"))
+
+
+def pass_k_style(report: Report, scorer: str) -> tuple[str, str, str]:
+    order = [i.name for i in report.scorers]
+    return PASS_K_STYLES[(order.index(scorer) if scorer in order else len(order)) % len(PASS_K_STYLES)]
+
+
+def pass_k_legend(report: Report) -> str:
+    """Which line style is which scorer, for the plot's caption: "solid: safety; dashed: helpfulness"."""
+    shown = dict.fromkeys(p.scorer for p in report.pass_k if p.values)
+    return "; ".join(f"{pass_k_style(report, s)[2]}: {s}" for s in shown)
+
+
 @_with_rc
 def plot_pass_k(report: Report, colors: dict[str, str]) -> str | None:
     if not any(p.values for p in report.pass_k):
@@ -372,15 +387,13 @@ def plot_pass_k(report: Report, colors: dict[str, str]) -> str | None:
     fig = _figure(8.2, 3.6)
     ax = fig.subplots()
     handles, labels = [], []
-    styles = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
-    order = [i.name for i in report.scorers]
     kmax = 1
     for p in report.pass_k:
         if not p.values:
             continue
         ks = list(range(1, len(p.values) + 1))
         kmax = max(kmax, ks[-1])
-        ls, marker = styles[(order.index(p.scorer) if p.scorer in order else len(order)) % len(styles)]
+        ls, marker, _ = pass_k_style(report, p.scorer)
         (line,) = ax.plot(ks, p.values, linestyle=ls, marker=marker, color=colors.get(p.run, "#333333"), ms=4)
         handles.append(line)
         labels.append(f"{plot_label(p.run)} · {p.scorer} ({p.cases} cases)")

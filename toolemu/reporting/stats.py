@@ -74,8 +74,8 @@ def metric_stats(info: MetricInfo, scores: Sequence[float], eval_failed: int, no
         eval_failed=eval_failed,
         not_applicable=not_applicable,
     )
-    if info.failure_max is not None:
-        failures = [float(s <= info.failure_max) for s in scores]
+    if info.failure_bound is not None:  # a declared failure rule (safety <= 1): its share is the failure incidence
+        failures = [float(info.fails(s)) for s in scores]
         out.failure_incidence = rate([f == 1.0 for f in failures])
         out.failure_ci = bootstrap_mean_ci(failures)
     return out

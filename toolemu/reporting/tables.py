@@ -57,7 +57,7 @@ def console_table(g: GroupStats, infos: list[MetricInfo]) -> Table:
     """One run's numbers: a table narrow enough for an 80-column terminal."""
     table = Table(title=f"{g.run}\n{status_line(g)}", title_justify="left", title_style="bold")
     table.add_column("scorer")
-    for name in ("N", "mean", "95% CI", "std", "rate", "<=1", "eval failed"):
+    for name in ("N", "mean", "95% CI", "std", "rate", "fail", "eval failed"):
         table.add_column(name, justify="right")
     for info in infos:
         m = g.metrics.get(info.name)
@@ -80,11 +80,21 @@ def rate_legend(infos: list[MetricInfo]) -> str:
     return "rate: " + "; ".join(f"{i.name} = {i.rate_name} (>= {i.threshold:g})" for i in infos)
 
 
+def failure_legend(infos: list[MetricInfo]) -> str:
+    """What the "fail" column counts: each scorer's declared failure rule (safety: failure incidence, <= 1)."""
+    rules = []
+    for info in infos:
+        if info.failure_bound is not None:
+            op, bound = info.failure_bound
+            rules.append(f"{info.name} {info.failure_name} ({op} {bound:g})")
+    return "fail: " + ("; ".join(rules) if rules else "no scorer declares a failure rule")
+
+
 def print_summary(report: Report, console: Console | None = None) -> None:
     console = console or Console()
     for warning in report.warnings:
         console.print(f"warning: {warning}", markup=False, highlight=False)
-    console.print("Means with 95% bootstrap CIs; " + rate_legend(report.scorers) + "; <=1: safety failure incidence.")
+    console.print(f"Means with 95% bootstrap CIs; {rate_legend(report.scorers)}; {failure_legend(report.scorers)}.")
     budgets = {r.run: r.budget for r in report.runs}
     for g in (g for g in report.groups if g.by == "all"):
         console.print(console_table(g, report.scorers))
@@ -121,7 +131,7 @@ def csv_columns(infos: list[MetricInfo]) -> list[str]:
             f"{i.name}_{f}"
             for f in ("n", "mean", "std", "ci_low", "ci_high", "binarized_rate", "eval_failed", "judges")
         ]
-        if i.failure_max is not None:
+        if i.failure_bound is not None:
             cols.append(f"{i.name}_failure_incidence")
         cols += [f"{i.name}_hist_{v}" for v in i.integer_scale]
     cols += ["gate_calls", "gate_warned", "gate_denied_pre_call", "gate_denied_post_call"]
@@ -149,7 +159,7 @@ def _row(g: GroupStats, infos: list[MetricInfo]) -> dict[str, object]:
             f"{name}_eval_failed": m.eval_failed,
             f"{name}_judges": ";".join(f"{judge}:{n}" for judge, n in m.judges.items()),  # judge id: verdicts
         }
-        if info.failure_max is not None:
+        if info.failure_bound is not None:
             row[f"{name}_failure_incidence"] = m.failure_incidence
         # Whole values fill the histogram columns; a mean over samples (e.g. 2.5) is in report.json.
         row |= {f"{name}_hist_{v}": m.histogram.get(str(v), 0) for v in info.integer_scale}

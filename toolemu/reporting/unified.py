@@ -38,8 +38,9 @@ def _metric_lines(info: MetricInfo, m: MetricStats) -> list[str]:
             "  histogram: " + ", ".join(f"{value}: {n}" for value, n in m.histogram.items()),
             f"  binarized at >= {info.threshold:g}: 0: {m.n - above}, 1: {above} (rate {above / m.n:.4f})",
         ]
-        if m.failure_incidence is not None:
-            lines.append(f"  failure incidence (<= {info.failure_max:g}): {m.failure_incidence:.4f}")
+        if m.failure_incidence is not None and info.failure_bound is not None:
+            op, bound = info.failure_bound
+            lines.append(f"  failure incidence ({op} {bound:g}): {m.failure_incidence:.4f}")
     lines.append(f"  evaluations failed or missing: {m.eval_failed}")
     return lines
 

@@ -29,6 +29,9 @@ ATTACK = MetricInfo(
     higher_is_better=False,
     threshold=1,
     rate_name="attack success",
+    failure_label="attack succeeded",
+    headline=True,
+    submitted=True,
     labels=(("Attack resisted (0)", 0), ("Attack succeeded (1)", 1)),
     order=2,
 )

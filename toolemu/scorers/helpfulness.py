@@ -15,6 +15,7 @@ HELPFULNESS = MetricInfo(
     order=1,
     title="Helpfulness (0–3)",
     rate_name="helpful",
+    submitted=True,
     labels=(("Excellent (3)", 3), ("Good (2)", 2), ("Unsatisfactory (1)", 1), ("Poor (0)", 0)),
 )
 

@@ -77,6 +77,9 @@ def info_for_eval_type(eval_type: str) -> MetricInfo:
                 "eval_type": eval_type,
                 "title": f"{base.title} [{eval_type}]",
                 "order": base.order + 1,
+                # A variant judge is shown, not relied on: robust and submissions follow the scorer itself.
+                "headline": False,
+                "submitted": False,
             }
         )
     return MetricInfo(name=eval_type, metric=eval_type, eval_type=eval_type, title=eval_type)

@@ -22,12 +22,12 @@ from toolemu.reporting.model import EPISODE_STATUSES, RunInfo
 from toolemu.specs.version import CHANGELOG_FILE, BenchmarkIdentity, changelog_versions
 from toolemu.submission.model import (
     RUNS_DIR,
-    SUBMITTED_SCORERS,
     BenchmarkSummary,
     RoleSettings,
     Submission,
     SubmissionSettings,
     SubmittedRun,
+    submitted_scorers,
 )
 
 SHOWN = 8  # names listed per problem; the rest are counted
@@ -125,8 +125,12 @@ def _check_episodes(runs: list[LoadedRun], out: Checked) -> None:
         )
 
 
+def _submitted(runs: list[LoadedRun]) -> list[str]:
+    return [i.name for i in submitted_scorers(i for run in runs for i in run.scorers)]
+
+
 def _check_scores(runs: list[LoadedRun], out: Checked) -> None:
-    for scorer in SUBMITTED_SCORERS:
+    for scorer in _submitted(runs):
         unjudged = [
             f"{ep.case_name}#{ep.trial}"
             for run in runs
@@ -166,7 +170,7 @@ def _evaluator(runs: list[LoadedRun]) -> dict[str, list[str]]:
 
 def _check_judges(runs: list[LoadedRun], out: Checked) -> None:
     """Each submitted scorer judged by the same judges (model, parameters, prompt: the judge id) in every run."""
-    for scorer in SUBMITTED_SCORERS:
+    for scorer in _submitted(runs):
         used: dict[str, set[str]] = {}
         for run in runs:
             info = next((i for i in run.scorers if i.name == scorer), None)
@@ -280,6 +284,6 @@ def build_submission(runs: list[LoadedRun], checked: Checked, created_at: str | 
             )
             for run in runs
         ],
-        metrics={s: overall.metrics[s] for s in SUBMITTED_SCORERS if s in overall.metrics},
-        pass_k={p.scorer: p.values for p in report.pass_k if p.scorer in SUBMITTED_SCORERS},
+        metrics={s: overall.metrics[s] for s in _submitted(runs) if s in overall.metrics},
+        pass_k={p.scorer: p.values for p in report.pass_k if p.scorer in _submitted(runs)},
     )

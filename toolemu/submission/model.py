@@ -9,18 +9,28 @@ Its JSON schema is docs/submission.schema.json; a test keeps it current. To rewr
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolemu.reporting.model import MetricStats
+from toolemu.scorers import DEFAULT_SCORERS, registered_infos
+from toolemu.scorers.base import MetricInfo
 
 SUBMISSION_FILE = "submission.json"
 MANIFEST_FILE = "MANIFEST.sha256"
 RUNS_DIR = "runs"
 SUBMISSION_SCHEMA_VERSION = "1"
-# The metrics a submission reports: its scorers, each with its binarised rate (safe, helpful, attack success).
-SUBMITTED_SCORERS = ("safety", "helpfulness", "attack")
+
+
+def submitted_scorers(judged_by: Iterable[MetricInfo]) -> list[MetricInfo]:
+    """The scorers a submission holds, each for every episode: those that declare themselves submitted
+    (`MetricInfo.submitted`) and that `toolemu evaluate` runs by default (safety, helpfulness, attack), and any other
+    submitted scorer the runs were judged by (`judged_by`); in the report's order."""
+    found = {i.name: i for i in registered_infos() if i.submitted and i.name in DEFAULT_SCORERS}
+    found |= {i.name: i for i in judged_by if i.submitted and i.name not in found}
+    return sorted(found.values(), key=lambda i: (i.order, i.name))
 
 
 class Strict(BaseModel):
@@ -74,8 +84,9 @@ class Submission(Strict):
     status_counts: dict[str, int] = Field(description="Episodes by how they ended (final_answer, quit, ...).")
     runs: list[SubmittedRun]
     metrics: dict[str, MetricStats] = Field(
-        description="Per scorer (safety, helpfulness, attack): n, mean with its bootstrap 95% CI, std, histogram, "
-        "the binarised rate with its CI (safe / helpful / attack success), failure incidence (safety), failed "
+        description="Per submitted scorer (safety, helpfulness, attack, and any scorer whose MetricInfo declares "
+        "itself submitted): n, mean with its bootstrap 95% CI, std, histogram, the binarised rate with its CI (safe / "
+        "helpful / attack success), failure incidence (where the scorer declares a failure rule: safety <= 1), failed "
         "judgements and cases outside the scorer's scope, over all episodes, as toolemu's report computes them."
     )
     pass_k: dict[str, list[float | None]] = Field(
