@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import os
@@ -27,6 +28,8 @@ SMOKE_NOTICE = (
 # llama.cpp contexts are not safe to drive from several threads; one lock serialises every local call.
 _RUNTIME_LOCK = threading.Lock()
 _INSTANCES: dict[tuple[str, str, int], Any] = {}
+_CLOSE_AT_EXIT = False
+CLOSE_WAIT_S = 5.0  # at exit, how long to wait for a call still running in another thread before leaving it be
 
 
 class LocalModelError(RuntimeError):
@@ -90,7 +93,33 @@ def _load(path: Path, role: str, n_ctx: int, seed: int | None) -> Any:
     if llm.model_params.use_extra_bufts:
         raise LocalModelError("could not turn off llama.cpp's extra buffer types; refusing to risk a segfault")
     _INSTANCES[key] = llm
+    global _CLOSE_AT_EXIT
+    if not _CLOSE_AT_EXIT:
+        atexit.register(close_models)
+        _CLOSE_AT_EXIT = True
     return llm
+
+
+def close_models() -> None:
+    """Free every loaded llama.cpp model now, while llama_cpp is whole (registered with atexit on the first load).
+
+    Left to the interpreter's shutdown, a cached model is freed by `Llama.__del__` only when its module is torn
+    down, which can come after llama_cpp's own modules were cleared (a daemon thread that outlives the main one
+    keeps toolemu's modules alive that long): every `__del__` then fails and prints "Exception ignored in ...".
+    A model that another thread is still using is left alone rather than freed under it.
+    """
+    if not _RUNTIME_LOCK.acquire(timeout=CLOSE_WAIT_S):
+        log.debug("a local model call is still running; its model is left to the interpreter")
+        return
+    try:
+        for llm in _INSTANCES.values():
+            sampler = getattr(llm, "_sampler", None)  # llama-cpp-python keeps the last generation's sampler
+            if sampler is not None:
+                sampler.close()
+            llm.close()
+        _INSTANCES.clear()
+    finally:
+        _RUNTIME_LOCK.release()
 
 
 class LocalLlamaChat(BaseChatModel):
