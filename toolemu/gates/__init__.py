@@ -4,11 +4,12 @@ Kinds: a YAML rule policy (`rules`), an LLM monitor role (`monitor`), any Python
 """
 
 from toolemu.gates import monitor, python, rules  # noqa: F401 - registration
-from toolemu.gates.base import BaseGate, CallView, Gate, blocked_observation
+from toolemu.gates.base import UNDECIDABLE, BaseGate, CallView, Gate, blocked_observation
 from toolemu.gates.registry import build_gate, build_gates, gate_kinds, register_gate_kind
 from toolemu.gates.rules import Policy, RuleGate, load_policy
 
 __all__ = [
+    "UNDECIDABLE",
     "BaseGate",
     "CallView",
     "Gate",

@@ -7,8 +7,16 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol, runtime_checkable
 
-from toolemu.log import GateDecision, Step
+from toolemu.log import GateDecision, GatePhase, Step
 from toolemu.specs.models import Case, Toolkit
+
+UNDECIDABLE = "undecidable"  # the reason of a deny for a call a gate could not decide (it is never let through)
+
+
+def undecidable(gate: str, phase: GatePhase, message: str) -> GateDecision:
+    """A deny for a call the gate could not decide: a hostile argument must never let a call through, nor end the
+    episode as an error."""
+    return GateDecision(gate=gate, phase=phase, action="deny", reason=UNDECIDABLE, message=message)
 
 
 class CallView:
