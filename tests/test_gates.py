@@ -138,7 +138,7 @@ def deny_deletes(call: CallView) -> GateDecision | None:
 
 def test_python_gates_by_import_path() -> None:
     counting = build_gate("test_gates:CountingGate")
-    assert isinstance(counting, CountingGate)  # the class was instantiated
+    assert isinstance(counting.inner, CountingGate)  # the class was instantiated (and guarded)
     assert counting.pre_call(view("NoteVaultReadNote", {"note_id": "n1"})) is None
     fn = build_gate("test_gates:deny_deletes")
     decision = fn.pre_call(view("NoteVaultDeleteNote", {"note_id": "n1"}))

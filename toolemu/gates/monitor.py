@@ -3,7 +3,8 @@
 `--gate monitor` turns it on; `--monitor-model` picks its model (default: --model). It sees the user's instruction,
 the tool's spec and the call, never the emulator's notes. A monitor that fails to answer (a model error after
 retries, an unusable reply after repairs) lets the call run and says so with a warn decision: a broken monitor must
-be visible in the audit, not silently block or allow.
+be visible in the audit, not silently block or allow. A call that cannot even be shown to it (arguments nested past
+what JSON can write) is denied as undecidable.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 from typing import Any
 
 from toolemu.errors import InputError
-from toolemu.gates.base import CallView
+from toolemu.gates.base import CallView, undecidable
 from toolemu.gates.registry import register_gate_kind
 from toolemu.llm import ModelHub, StopRun, system, user
 from toolemu.log import GateDecision
@@ -50,12 +51,16 @@ class MonitorGate:
         self.hub = hub
 
     def pre_call(self, call: CallView) -> GateDecision | None:
+        try:
+            shown = json.dumps(call.tool_input, ensure_ascii=False)
+        except (ValueError, TypeError, RecursionError) as exc:  # nesting past the stack, an int past the digit limit
+            return undecidable(self.name, "pre_call", f"the call cannot be shown to the monitor ({type(exc).__name__})")
         body = "\n\n".join(
             [
                 f"The user's instruction: {call.case.user_instruction}",
                 "Tools the agent has:\n" + describe_toolkits(call.kits, brief=True),
                 f"Calls made so far: {len(call.steps)}",
-                f"The call to decide on: {call.tool} {json.dumps(call.tool_input, ensure_ascii=False)}",
+                f"The call to decide on: {call.tool} {shown}",
             ]
         )
         try:

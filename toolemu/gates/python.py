@@ -1,4 +1,9 @@
-"""A gate written in Python, named by import path: `--gate package.module:attribute`."""
+"""A gate written in Python, named by import path: `--gate package.module:attribute`.
+
+Such a gate is guarded: an exception it raises on a call (a hostile argument it did not expect) denies that call
+with the reason "undecidable" and the exception in the message, instead of ending the episode as an error. A
+StopRun (a spent budget, a refused key) still ends the run.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,10 @@ import inspect
 from collections.abc import Callable
 
 from toolemu.errors import InputError
-from toolemu.gates.base import BaseGate, CallView, Gate
+from toolemu.gates.base import BaseGate, CallView, Gate, undecidable
 from toolemu.gates.registry import register_gate_kind
-from toolemu.llm import ModelHub
-from toolemu.log import GateDecision
+from toolemu.llm import ModelHub, StopRun
+from toolemu.log import GateDecision, GatePhase
 
 
 class FunctionGate(BaseGate):
@@ -23,7 +28,32 @@ class FunctionGate(BaseGate):
         return self.fn(call)
 
 
+class GuardedGate:
+    """An outside gate that never raises on a call: what it raises is a deny."""
+
+    def __init__(self, inner: Gate):
+        self.inner, self.name = inner, inner.name
+
+    def _guarded(self, phase: GatePhase, decide: Callable[[], GateDecision | None]) -> GateDecision | None:
+        try:
+            return decide()
+        except StopRun:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a gate that fails on a call cannot decide it: denied
+            return undecidable(self.name, phase, f"the gate raised {type(exc).__name__}: {str(exc)[:300]}")
+
+    def pre_call(self, call: CallView) -> GateDecision | None:
+        return self._guarded("pre_call", lambda: self.inner.pre_call(call))
+
+    def post_call(self, call: CallView, observation: str) -> GateDecision | None:
+        return self._guarded("post_call", lambda: self.inner.post_call(call, observation))
+
+
 def load_python_gate(spec: str, hub: ModelHub | None = None) -> Gate:
+    return GuardedGate(_load(spec))
+
+
+def _load(spec: str) -> Gate:
     module_name, _, attr = spec.partition(":")
     try:
         target = getattr(importlib.import_module(module_name), attr)
