@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from toolemu.specs.checks import Check, unique_ids
 from toolemu.specs.policy import PolicyDoc
@@ -42,11 +42,26 @@ class SpecModel(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
+class ItemType(SpecModel):
+    """The type of an array's items, as JSON Schema writes it ({"type": "string"}); arrays of arrays nest."""
+
+    type: JsonType
+    items: ItemType | None = None
+
+
 class ToolArgument(SpecModel):
     name: str
     type: JsonType
     description: str = ""
     required: bool = False
+    items: ItemType | None = None  # ours, optional: an array's items are then type-checked like the argument
+
+    @field_validator("items")
+    @classmethod
+    def _items_of_an_array(cls, items: ItemType | None, info: ValidationInfo) -> ItemType | None:
+        if items is not None and info.data.get("type") != "array":
+            raise ValueError("items describes an array's items: the argument's type must be array")
+        return items
 
 
 class ToolReturn(SpecModel):
