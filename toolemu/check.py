@@ -127,6 +127,8 @@ def _parse(data: dict[str, Any], source: str) -> tuple[ThresholdFile | None, lis
     for key in data:
         if key not in ("policy", "thresholds"):
             bad(str(key), "expected only 'policy' and 'thresholds' at the top")
+    if problems:  # a misspelt key: what follows from it (no thresholds) would only repeat it
+        return None, problems
     policy = data.get("policy", "fail")
     if policy not in POLICIES or not isinstance(policy, str):
         bad("policy", f"expected warn or fail, got {_kind_of(policy)}")

@@ -12,6 +12,24 @@ from toolemu.errors import InputError
 from toolemu.log import run_files
 from toolemu.reporting import build_report, load_runs
 from toolemu.reporting.badge import summary_svg
+from toolemu.reporting.model import EpisodeView
+
+EVAL_MARK = "_eval_"  # <trajectories>_eval_<type>.jsonl
+
+
+def _is_episode(ep: EpisodeView) -> bool:
+    """A record that is a trajectory: it names an instruction, a toolkit or a step (any JSON object reads as an
+    empty trajectory otherwise)."""
+    return bool(ep.instruction or ep.toolkits or ep.steps_taken)
+
+
+def _svg_target(svg: Path) -> Path:
+    """Where summary.svg goes, refused before anything is read or written if it cannot go there."""
+    if svg.is_dir():
+        raise InputError.single(svg, "expected a file path for the SVG, got a folder", field="--svg")
+    if not svg.parent.is_dir():
+        raise InputError.single(svg, f"expected an existing folder to write it in, {svg.parent} is none", field="--svg")
+    return svg
 
 
 def check(
@@ -23,14 +41,22 @@ def check(
     """Check a run against thresholds. Exit 0: OK (or WARN without --strict); 1: WARN under --strict; 4: FAIL;
     2: bad input."""
     spec = load_thresholds(thresholds)
+    out = _svg_target(svg or run_files(run).directory / "summary.svg")
+    if run.is_file() and EVAL_MARK in run.stem:
+        raise InputError.single(run, "expected a run's trajectories, got an eval file: check the run it belongs to")
     loaded = load_runs([run])
-    report = build_report(loaded)
-    label = loaded[0].info.run
-    result = check_report(report, label, spec, strict)
-    out = svg or run_files(run).directory / "summary.svg"
-    out.write_text(summary_svg(label, result), encoding="utf-8")
-    typer.echo(result.line())
     problems = [p for r in loaded for p in r.info.problems]
-    if problems:  # lines that are not records: the numbers above leave them out, so the input is bad
+    # Nothing is written for what is not a run (its SVG would replace the run's with a verdict on nothing).
+    if not any(_is_episode(ep) for r in loaded for ep in r.episodes):
+        found = f"{len(problems)} lines are not trajectory records" if problems else "no trajectory records"
+        raise InputError.single(run, f"expected a run: trajectories with at least one episode, {found}")
+    if problems:  # lines that are not records: numbers without them would pass a gate on part of the run
         raise InputError.from_lines(problems)
+    label = loaded[0].info.run
+    result = check_report(build_report(loaded), label, spec, strict)
+    try:
+        out.write_text(summary_svg(label, result), encoding="utf-8")
+    except OSError as exc:
+        raise InputError.single(out, f"cannot be written: {exc.strerror or exc}", field="--svg") from None
+    typer.echo(result.line())
     raise typer.Exit(result.exit_code)
