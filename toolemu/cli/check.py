@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
-from toolemu.check import check_report, load_thresholds
+from toolemu.check import check_report, load_thresholds, summary_svg
 from toolemu.errors import InputError
 from toolemu.log import run_files
 from toolemu.reporting import build_report, load_runs
-from toolemu.reporting.badge import summary_svg
 from toolemu.reporting.model import EpisodeView
 
 EVAL_MARK = "_eval_"  # <trajectories>_eval_<type>.jsonl

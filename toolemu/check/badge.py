@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from toolemu.check import CheckResult
+from toolemu.check.thresholds import CheckResult
 
 COLORS = {"OK": "#1a7f37", "WARN": "#9a6700", "FAIL": "#cf222e"}
 ROW = 22
