@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
 from toolemu.specs.addresses import folded, hosts_in_text, in_domains, strict
 from toolemu.specs.numbers import readings
@@ -211,6 +211,12 @@ class ValueTest(BaseModel):
         if isinstance(bound, float) and not math.isfinite(bound):
             raise ValueError(f"expected a finite number, got {bound}")
         return bound
+
+    @field_serializer("gt", "ge", "lt", "le")
+    def _as_written_before(self, bound: int | float | None) -> float | None:
+        """Bounds are compared exactly (an int stays an int), but written as the JSON numbers they always were:
+        the benchmark's content hashes, which every released version records, must not move."""
+        return None if bound is None else float(bound)
 
     @field_validator("in_", "not_in", "domain_in", "not_domain")
     @classmethod
