@@ -104,7 +104,7 @@ def test_a_final_answer_cut_at_a_stop_sequence_is_asked_for_again_whole() -> Non
     traj, agent, _ = run([cut, whole])
     assert traj.status == "final_answer" and traj.output == "From the notes:\nObservation: pressure normal."
     assert agent.calls[0]["stop"] == STOP_SEQUENCES and agent.calls[1]["stop"] is None
-    assert traj.usage["agent"]["repairs"] == 1
+    assert traj.usage["agent"].repairs == 1
 
 
 def test_an_agent_refusal_is_asked_again_then_recorded_with_its_words() -> None:
@@ -112,7 +112,7 @@ def test_an_agent_refusal_is_asked_again_then_recorded_with_its_words() -> None:
     traj, agent, _ = run([refusal, react("NoteVaultReadNote", {"note_id": "n1"}), final("Read it.")])
     assert traj.status == "final_answer" and len(agent.calls) == 3
     assert "the model refused: I won't touch these notes." in agent.calls[1]["messages"][-1]["content"]
-    assert traj.usage["agent"]["refusals"] == 1 and traj.usage["agent"]["repairs"] == 1
+    assert traj.usage["agent"].refusals == 1 and traj.usage["agent"].repairs == 1
 
     traj, agent, _ = run([refusal])
     assert traj.status == "error" and traj.error.type == "ModelRefusal" and len(agent.calls) == 3

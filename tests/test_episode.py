@@ -42,7 +42,7 @@ def test_action_then_final_answer_makes_a_toolemu_compatible_record() -> None:
     assert 'Observation: {"content": "milk, eggs"}' in second_prompt
     assert "World is consistent." not in second_prompt
     assert agent.calls[0]["stop"] == ["\nObservation:"]  # only at a line start: a bare one fires inside inputs
-    assert traj.usage["agent"]["calls"] == 2 and traj.usage["emulator"]["calls"] == 1
+    assert traj.usage["agent"].calls == 2 and traj.usage["emulator"].calls == 1
 
 
 @pytest.mark.parametrize("agent_type", agent_prompts.AGENT_TYPES)

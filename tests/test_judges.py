@@ -241,7 +241,7 @@ def test_a_judge_scoring_on_its_own_records_its_identity_and_panel_files_read_as
     trajectory = parse_trajectory(read_jsonl(run / "trajectories.jsonl")[0], 0)
     evaluation = get_scorer("safety").score(trajectory, 0, ctx)  # no runner: the judge itself records who it is
     assert evaluation.judge_id == identity_of(get_scorer("safety"), ctx).id != ""
-    assert evaluation.to_score("safety", "ToolCallRisk").scorer_identity["judge_id"] == evaluation.judge_id
+    assert evaluation.to_score("safety", "ToolCallRisk").judge_id == evaluation.judge_id
     assert info_for_eval_type("agent_safe@openai-gpt-4o") == SAFETY
 
 

@@ -339,7 +339,7 @@ def test_agreeing_checks_and_judge_list_no_episode(tmp_path) -> None:
     run = _judged_run(tmp_path, safety_judge)
     [stats] = build_report(load_runs([run])).checks_vs_judge
     assert (stats.both, stats.agree, stats.disagreements) == (2, 2, [])
-    assert read_run(run).evaluations["checks"][0].judge["kind"] == "deterministic"
+    assert read_run(run).evaluations["checks"][0].judge.kind == "deterministic"
 
 
 HOSTILE_KEY = "<img src=x onerror=window.__xss=1>"

@@ -125,7 +125,7 @@ def test_a_person_as_agent_is_recorded_like_a_model_agent_and_evaluated(tmp_path
     assert json.loads(traj.steps[0].observation) == {"content": "dry run"}
     assert traj.steps[1].agent_log == 'Action: NoteVaultDeleteNote\nAction Input: {"note_id": "n2", "force": true}'
     assert traj.intermediate_steps[-1][0][0] == {"output": "Deleted n2."}  # ToolEmu's finish entry
-    assert traj.models["agent"] == {"model": "person:terminal"} and traj.models["emulator"]["model"] == "mock"
+    assert traj.models["agent"].model_dump() == {"model": "person:terminal"} and traj.models["emulator"].model == "mock"
     assert (traj.agent_type, traj.agent_format) == ("person", "terminal")
     assert "Skip the trash." in terminal.text  # the spec was shown
     assert "unknown tool 'NoteVaultShred'" in terminal.text and "expected JSON for a boolean" in terminal.text
@@ -177,7 +177,7 @@ def test_a_person_as_agent_asks_the_simulated_user_and_gates_apply(tmp_path: Pat
     assert ask.tool == "AskUser" and ask.answered_by_user  # the simulated user (mock) answered
     assert delete.blocked == "pre_call" and delete.gates[0].reason == "no-deletes"
     assert "blocked by a gate" in terminal.text and "the user replies" in terminal.text
-    assert read_meta(tmp_path / "play" / "run.json").gates["audit"]["calls"] == 2
+    assert read_meta(tmp_path / "play" / "run.json").gates.audit.calls == 2
 
 
 def test_a_person_as_user_answers_the_agents_question_and_acts_on_their_phone(tmp_path: Path) -> None:
@@ -193,8 +193,8 @@ def test_a_person_as_user_answers_the_agents_question_and_acts_on_their_phone(tm
     terminal = ScriptedTerminal(lines)
     result = play(bench, "notes_with_user", mock_hub(config), config, tmp_path / "play", terminal)
     traj = result.trajectory
-    assert traj.status == "final_answer" and traj.models["user"] == {"model": "person:terminal"}
-    assert traj.models["agent"]["model"] == "mock"
+    assert traj.status == "final_answer" and traj.models["user"].model_dump() == {"model": "person:terminal"}
+    assert traj.models["agent"].model == "mock"
     user_steps = [s for s in traj.steps if s.by_user]
     assert [(s.tool, s.tool_input, s.invalid_call) for s in user_steps] == [
         ("PhoneApprove", {}, True),

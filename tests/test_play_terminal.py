@@ -63,7 +63,7 @@ def test_the_agent_side_with_tab_completion_arguments_and_a_final_answer(tmp_pat
     (traj,) = read_run(tmp_path / "play").trajectories
     assert (traj.status, traj.output) == ("final_answer", "The shopping notes are gone.")
     assert [(s.tool, s.tool_input) for s in traj.steps] == [("NoteVaultReadNote", {"note_id": "n1"})]
-    assert traj.models["agent"] == {"model": "person:terminal"}
+    assert traj.models["agent"].model_dump() == {"model": "person:terminal"}
 
 
 @pytest.mark.parametrize(("key", "code", "error_type"), [("\x03", 130, "Interrupted"), ("\x04", 0, "PlayerLeft")])
@@ -94,7 +94,7 @@ def test_the_user_side_answers_a_mock_agents_question(tmp_path: Path) -> None:
     child.expect("Final answer")
     assert finish(child) == 0
     (traj,) = read_run(tmp_path / "play").trajectories
-    assert traj.status == "final_answer" and traj.models["user"] == {"model": "person:terminal"}
+    assert traj.status == "final_answer" and traj.models["user"].model_dump() == {"model": "person:terminal"}
     ask = next(s for s in traj.steps if s.tool == "AskUser")
     assert ask.user_reply is not None
     assert (ask.user_reply.reply, ask.user_reply.declined) == ("Not the wifi note, please.", True)

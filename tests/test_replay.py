@@ -54,14 +54,15 @@ def test_a_changed_agent_reuses_observations_up_to_its_first_divergent_action(tm
     assert traj.steps[0].observation == first.steps[0].observation
     assert traj.steps[0].obs_key == first.steps[0].obs_key and traj.steps[2].obs_key != first.steps[2].obs_key
     meta = read_meta(new / "run.json")
-    assert meta.replay == {"source": str(original), "reused": 1, "calls": 3, "rate": 0.3333}
+    assert meta.replay is not None
+    assert meta.replay.model_dump() == {"source": str(original), "reused": 1, "calls": 3, "rate": 0.3333}
 
 
 def test_the_same_agent_reuses_every_observation_and_the_console_says_so(tmp_path) -> None:
     original = _run(tmp_path, "original", [READ, STATEMENT, PAY])
     counter: list[str] = []
     again = _run(tmp_path, "again", [READ, STATEMENT, PAY], replay=original, counter=counter)
-    assert counter == [] and read_meta(again / "run.json").replay["reused"] == 3
+    assert counter == [] and read_meta(again / "run.json").replay.reused == 3
     [before], [after] = read_run(original).trajectories, read_run(again).trajectories
     assert after.steps[2].state == before.steps[2].state and after.ledger == before.ledger  # the patch comes too
     from toolemu.runner import replay_line
@@ -74,10 +75,10 @@ def test_the_same_agent_reuses_every_observation_and_the_console_says_so(tmp_pat
 def test_another_emulator_or_an_edited_case_reuses_nothing(tmp_path) -> None:
     original = _run(tmp_path, "original", [READ, STATEMENT, PAY])
     other = _run(tmp_path, "other", [READ, STATEMENT, PAY], replay=original, emulator_model="scripted:emulator-v2")
-    assert read_meta(other / "run.json").replay["reused"] == 0
+    assert read_meta(other / "run.json").replay.reused == 0
     edited = {**BANK_CASE, "Initial State": ["The inbox holds two invoice messages."]}
     moved = _run(tmp_path, "moved", [READ, STATEMENT, PAY], replay=original, case=edited)
-    assert read_meta(moved / "run.json").replay["reused"] == 0
+    assert read_meta(moved / "run.json").replay.reused == 0
 
 
 def test_a_dry_run_replay_through_the_cli(tmp_path, run_cli) -> None:

@@ -23,7 +23,7 @@ from validity_helpers import (
 import toolemu
 from toolemu.llm import LLMSettings
 from toolemu.log import read_meta, read_run
-from toolemu.robust.models import RobustSummary
+from toolemu.log.robust import RobustSummary
 from toolemu.robust.run import robust_failures
 from toolemu.runner import RunConfig
 
@@ -89,10 +89,10 @@ def test_each_seed_is_a_run_folder_in_its_own_world(tmp_path) -> None:
         folder = read_run(run / "robust" / f"seed-{seed}")
         [traj] = folder.trajectories  # only the failure is played again
         assert traj.case_name == "bank_invoice" and world in traj.steps[0].observation  # a fresh observation
-        assert traj.models["emulator"]["seed"] == seed and traj.models["emulator"]["temperature"] == 0.7
-        assert traj.robust["seed"] == seed and traj.robust["replayed"] == 1 and traj.robust["stopped_at"] is None
+        assert traj.models["emulator"].seed == seed and traj.models["emulator"].temperature == 0.7
+        assert traj.robust.seed == seed and traj.robust.replayed == 1 and traj.robust.stopped_at is None
         assert {"agent_safe", "checks"} <= set(folder.evaluations)  # judged by the run's scorers
-        assert read_meta(run / "robust" / f"seed-{seed}" / "run.json").config["robust"]["seed"] == seed
+        assert read_meta(run / "robust" / f"seed-{seed}" / "run.json").config.robust.seed == seed
     [original] = [t for t in read_run(run).trajectories if t.case_name == "bank_invoice"]
     assert len({original.emulator_id, *(read_run(run / "robust" / f"seed-{s}").trajectories[0].emulator_id
                                         for s in (1, 2))}) == 3  # fmt: skip

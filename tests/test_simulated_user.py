@@ -77,7 +77,7 @@ def test_the_agent_asks_the_user_answers_and_the_episode_goes_on(tmp_path) -> No
     assert [len(pair) for pair in traj.intermediate_steps] == [2, 2, 2]  # two calls, then ToolEmu's final entry
     assert traj.intermediate_steps[-1][0][0] == {"output": traj.output}
     assert traj.intermediate_steps[0][0][0] == "AskUser"
-    assert traj.models["user"]["model"] == "scripted:user" and traj.usage["user"]["calls"] == 1
+    assert traj.models["user"].model == "scripted:user" and traj.usage["user"].calls == 1
 
 
 def test_with_the_user_off_there_is_no_ask_user_and_no_user_role(tmp_path) -> None:
@@ -267,7 +267,7 @@ def test_a_dry_run_with_the_user_on_asks_once_then_goes_on(run_cli, tmp_path) ->
     assert ask["tool"] == "AskUser" and ask["user_reply"]["reply"] and ask["actor"] == "agent"
     assert rest and rest[0]["tool"].startswith("ChartBridgeEHR") and rest[0]["user_reply"] is None
     assert record["status"] == "final_answer" and record["models"]["user"]["model"] == "mock"
-    assert read_meta(tmp_path / "on" / RUN_FILE).config["user"] == {"max_user_turns": 5}
+    assert read_meta(tmp_path / "on" / RUN_FILE).config.identity()["user"] == {"max_user_turns": 5}
 
     off = run_cli("emulate", "--dry-run", "--case-names", USER_CASE, "--dump-dir", tmp_path / "off")
     assert off.code == 0, off.err

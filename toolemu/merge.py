@@ -15,9 +15,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolemu.errors import InputError
-from toolemu.log import FINISHED, RETRIED_ERRORS, RUN_FILE, TRAJECTORIES, RunMeta, read_meta, rewrite_jsonl, scan_jsonl
-from toolemu.log.jsonl import write_json_atomic
+from toolemu.log import (
+    FINISHED,
+    RETRIED_ERRORS,
+    RUN_FILE,
+    TRAJECTORIES,
+    RunMeta,
+    read_meta,
+    rewrite_jsonl,
+    scan_jsonl,
+    write_meta,
+)
 from toolemu.log.lock import lock_path, run_lock
+from toolemu.log.meta import MergeOutcome, MergeSource
 from toolemu.log.read import parse_trajectory
 from toolemu.paths import output_dir
 
@@ -276,28 +286,28 @@ def _write_merge(
         rewrite_jsonl(errors_path, extra)
     elif errors_path.exists():
         errors_path.unlink()  # left by an earlier merge into the same --out
-    write_json_atomic(
-        out_run,
+    meta = RunMeta.model_validate(
         {
             "run_id": run_id,
             **settings,
             "expected_pairs": [list(p) for p in selection],
             "sources": [
-                {
-                    "dir": str(s.path),
-                    "run_id": s.meta.run_id,
-                    "shard": list(s.meta.shard) if s.meta.shard else None,
-                    "records": len(s.records),
-                    "retried": len(s.retried),
-                }
+                MergeSource(
+                    dir=str(s.path),
+                    run_id=s.meta.run_id,
+                    shard=s.meta.shard,
+                    records=len(s.records),
+                    retried=len(s.retried),
+                )
                 for s in sources
             ],
-            "merge": {
-                "finished": result.finished,
-                "failed": [list(p) for p in result.failed],
-                "missing": [list(p) for pairs in result.missing.values() for p in pairs],
-                "duplicates": [list(p) for p in result.duplicates],
-                "errors_kept": result.errors_kept,
-            },
-        },
+            "merge": MergeOutcome(
+                finished=result.finished,
+                failed=result.failed,
+                missing=[p for pairs in result.missing.values() for p in pairs],
+                duplicates=result.duplicates,
+                errors_kept=result.errors_kept,
+            ),
+        }
     )
+    write_meta(out_run, meta)

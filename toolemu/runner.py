@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from toolemu.episode import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, EpisodeConfig, Interrupted, run_episode
+from toolemu.episode import EpisodeConfig, Interrupted, run_episode
 from toolemu.episode.replay import ReplayIndex, reuse_counts
 from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
@@ -33,6 +33,8 @@ from toolemu.log import (
     RUN_FILE,
     TRAJECTORIES,
     JsonlWriter,
+    ReplayUse,
+    RunConfig,
     RunMeta,
     Trajectory,
     read_meta,
@@ -44,6 +46,7 @@ from toolemu.log import (
 from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.jsonl import heal_tail
 from toolemu.log.lock import run_lock
+from toolemu.log.meta import GateAudit, GateAuditCounts, GateCount
 from toolemu.log.read import parse_trajectory
 from toolemu.paths import output_dir
 from toolemu.progress import progress_bar
@@ -54,50 +57,6 @@ log = logging.getLogger("toolemu")
 
 T = TypeVar("T")
 QUEUED_PER_WORKER = 2  # episodes handed to the pool per worker: one running, one ready to start
-# What picks the (case, trial) pairs; recorded in run.json so shards can be merged and checked for gaps.
-SELECTION_FIELDS = {"num_trials", "case_names", "start_index", "trunc_num", "shuffle", "seed"}
-
-
-class RunConfig(BaseModel):
-    agent_type: str = "naive"
-    agent_format: str = "auto"
-    simulator_type: str = "adv_thought"
-    num_trials: int = Field(default=1, ge=1)
-    max_iterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1)
-    batch_size: int = Field(default=1, ge=1)
-    case_names: list[str] | None = None
-    start_index: int = Field(default=0, ge=0)
-    trunc_num: int | None = Field(default=None, ge=1)
-    shuffle: bool = False
-    seed: int = 0
-    shard: tuple[int, int] | None = None  # (i, n): only pair j of the selection with j % n == i
-    gates: list[str] = Field(default_factory=list)  # --gate specs, in order
-    user: bool = False  # the simulated user answers the agent's AskUser questions
-    max_user_turns: int = Field(default=DEFAULT_MAX_USER_TURNS, ge=1)
-    # A recorded run whose observations are reused where the prefix matches (toolemu.episode.replay). Not part of
-    # the identity: reused observations are the ones this emulator would be keyed to give.
-    replay: Path | None = None
-
-    @field_validator("shard")
-    @classmethod
-    def _valid_shard(cls, shard: tuple[int, int] | None) -> tuple[int, int] | None:
-        if shard is not None and not 0 <= shard[0] < shard[1]:
-            raise ValueError(f"expected i/n with 0 <= i < n, got {shard[0]}/{shard[1]}")
-        return shard
-
-    def identity(self) -> dict[str, Any]:
-        """What must match for a dump dir to be resumed by this config."""
-        ident = self.model_dump(include={"agent_type", "agent_format", "simulator_type", "max_iterations"})
-        if self.shard is not None:  # absent when unsharded, so run dirs written before sharding still resume
-            ident["shard"] = list(self.shard)
-        if self.gates:  # likewise: a run without gates resumes as before
-            ident["gates"] = list(self.gates)
-        if self.user:  # likewise: a run without the simulated user resumes as before
-            ident["user"] = {"max_user_turns": self.max_user_turns}
-        return ident
-
-    def selection(self) -> dict[str, Any]:
-        return self.model_dump(include=SELECTION_FIELDS)
 
 
 def shard_pairs(pairs: list[T], shard: tuple[int, int] | None) -> list[T]:
@@ -142,7 +101,7 @@ class RunSummary:
     usage: Usage | None = None  # model calls, tokens and cost of the command so far
     usage_by_role: dict[str, Usage] = field(default_factory=dict)  # the same by role, with repairs and cut-offs
     budget: BudgetUse | None = None  # the command's use against its limits (set by toolemu.api.emulate)
-    replay: dict[str, Any] | None = None  # with --replay: the source, observations reused and calls, over the run
+    replay: ReplayUse | None = None  # with --replay: the source, observations reused and calls, over the run
 
     def lines(self) -> list[str]:
         out = [
@@ -181,10 +140,10 @@ def prepare_dump_dir(
     output_dir(dump_dir, "--dump-dir")
     run_file = dump_dir / RUN_FILE
     meta: RunMeta | None = read_meta(run_file) if run_file.exists() else None
-    if meta is not None and meta.config != config.identity():
+    if meta is not None and not meta.config.same_run(config):
         raise InputError.single(
             run_file,
-            f"expected the same run settings to resume, found {meta.config}; "
+            f"expected the same run settings to resume, found {meta.config.identity()}; "
             f"use another --dump-dir for {config.identity()}",
             field="config",
         )
@@ -193,9 +152,7 @@ def prepare_dump_dir(
     run_id = meta.run_id if meta else f"{dump_dir.name}-{uuid.uuid4().hex[:8]}"
     if plan is not None or meta is None:
         base = meta.model_dump(exclude_none=True) if meta else {}
-        write_meta(
-            run_file, RunMeta.model_validate({**base, "run_id": run_id, "config": config.identity(), **(plan or {})})
-        )
+        write_meta(run_file, RunMeta.model_validate({**base, "run_id": run_id, **(plan or {}), "config": config}))
     path = dump_dir / TRAJECTORIES
     set_aside = heal_tail(path, dump_dir / RETRIED_ERRORS)
     raw = scan_jsonl(path)
@@ -235,25 +192,24 @@ def _check_same_cases(run_file: Path, before: BenchmarkIdentity, now: BenchmarkI
         )
 
 
-def replay_line(replay: dict[str, Any]) -> str:
-    rate = replay.get("rate")
-    share = f" ({100 * rate:.0f}%)" if rate is not None else ""
-    return f"replay: reused {replay['reused']} of {replay['calls']} observations{share} from {replay['source']}"
+def replay_line(replay: ReplayUse) -> str:
+    share = f" ({100 * replay.rate:.0f}%)" if replay.rate is not None else ""
+    return f"replay: reused {replay.reused} of {replay.calls} observations{share} from {replay.source}"
 
 
-def record_replay(dump_dir: Path, source: str) -> dict[str, Any]:
+def record_replay(dump_dir: Path, source: str) -> ReplayUse:
     """The reuse rate over the run's trajectories (observations reused / calls the tool or a replay answered),
     recorded in run.json."""
     trajectories, _ = read_trajectories(dump_dir / TRAJECTORIES)
     reused, calls = reuse_counts(trajectories)
-    replay = {"source": source, "reused": reused, "calls": calls, "rate": round(reused / calls, 4) if calls else None}
+    replay = ReplayUse(source=source, reused=reused, calls=calls, rate=round(reused / calls, 4) if calls else None)
     meta = read_meta(dump_dir / RUN_FILE)
     meta.replay = replay
     write_meta(dump_dir / RUN_FILE, meta)
     return replay
 
 
-def gate_audit(trajectories: list[Trajectory]) -> dict[str, Any]:
+def gate_audit(trajectories: list[Trajectory]) -> GateAuditCounts:
     """Every gate decision of a run, counted by gate, phase, action and reason (what run.json records)."""
     counts: Counter[tuple[str, str, str, str]] = Counter()
     calls = 0
@@ -261,19 +217,19 @@ def gate_audit(trajectories: list[Trajectory]) -> dict[str, Any]:
         for step in traj.steps:
             calls += 1
             counts.update((d.gate, d.phase, d.action, d.reason) for d in step.gates)
-    return {
-        "calls": calls,
-        "decisions": [
-            {"gate": g, "phase": p, "action": a, "reason": r, "count": n}
+    return GateAuditCounts(
+        calls=calls,
+        decisions=[
+            GateCount(gate=g, phase=p, action=a, reason=r, count=n)
             for (g, p, a, r), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         ],
-    }
+    )
 
 
 def record_gate_audit(dump_dir: Path, gates: list[str]) -> None:
     meta = read_meta(dump_dir / RUN_FILE)
     trajectories, _ = read_trajectories(dump_dir / TRAJECTORIES)
-    meta.gates = {"configured": gates, "audit": gate_audit(trajectories)}
+    meta.gates = GateAudit(configured=gates, audit=gate_audit(trajectories))
     write_meta(dump_dir / RUN_FILE, meta)
 
 
@@ -431,5 +387,5 @@ def record_budget(run_file: Path, use: BudgetUse) -> None:
     if not run_file.is_file():
         return  # a ToolEmu dump has no run.json
     meta = read_meta(run_file)
-    meta.budget = use.to_dict()
+    meta.budget = use
     write_meta(run_file, meta)

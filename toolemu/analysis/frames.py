@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from toolemu.llm.usage import Usage
 from toolemu.log import Episode, Evaluation, Score, Step, Trajectory
 from toolemu.reporting.judges import score_judge
 from toolemu.reporting.load import LoadedRun, load_runs
@@ -187,17 +188,12 @@ def _seconds(start: str, end: str) -> float | None:
         return None
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def runs_df(runs: RunsLike) -> pd.DataFrame:
     """One row per run: its settings, size and benchmark (like Inspect's `evals_df`)."""
     rows = []
     for run in loaded(runs):
         meta = run.log.meta if run.log is not None else None
         first = next((s.trajectory for s in _sources(run) if s.trajectory.schema_version), None)
-        config = meta.config if meta is not None else {}
         rows.append(
             {
                 "run": run.info.run,
@@ -210,7 +206,7 @@ def runs_df(runs: RunsLike) -> pd.DataFrame:
                 "emulator_model": first.model_of("emulator") if first else "",
                 "simulator_type": first.simulator_type if first else "",
                 "evaluator_model": run.info.evaluator,
-                "max_iterations": config.get("max_iterations"),
+                "max_iterations": meta.config.max_iterations if meta is not None else None,
                 "num_trials": len({ep.trial for ep in run.episodes}),
                 "episodes": len(run.episodes),
                 "scorers": ",".join(run.info.scorers),
@@ -232,7 +228,7 @@ def episodes_df(runs: RunsLike) -> pd.DataFrame:
         cases = run.log.meta.benchmark.cases if run.log and run.log.meta and run.log.meta.benchmark else {}
         for position, (view, source) in enumerate(zip(run.episodes, _sources(run), strict=True)):
             traj = source.trajectory
-            total = traj.usage.get("total") if isinstance(traj.usage.get("total"), dict) else {}
+            total = traj.usage.get("total") or Usage()
             row: dict[str, Any] = {
                 "run": run.info.run,
                 "run_id": _run_id(run, traj),
@@ -255,9 +251,9 @@ def episodes_df(runs: RunsLike) -> pd.DataFrame:
                 "agent_format": traj.agent_format,
                 "emulator_model": traj.model_of("emulator"),
                 "simulator_type": traj.simulator_type,
-                "prompt_tokens": _int(total.get("prompt_tokens")),
-                "completion_tokens": _int(total.get("completion_tokens")),
-                "total_tokens": _int(total.get("total_tokens")),
+                "prompt_tokens": total.prompt_tokens,
+                "completion_tokens": total.completion_tokens,
+                "total_tokens": total.total_tokens,
                 "cost_usd": traj.cost_usd,
                 "started_at": traj.started_at or None,
                 "finished_at": traj.finished_at or None,
@@ -299,7 +295,7 @@ def _score_row(
         "summary": s.summary,
         "samples": s.samples,
         "error": s.error,
-        "scorer_model": s.scorer_identity.get("model", ""),
+        "scorer_model": s.judge_model,
         "judge": score_judge(s),
         "metadata": _json(s.metadata),
     }
@@ -326,7 +322,6 @@ def scores_df(runs: RunsLike) -> pd.DataFrame:
 
 def _evaluation_row(run: LoadedRun, eval_type: str, ev: Evaluation, episode: int | None) -> dict[str, Any]:
     info = info_for_eval_type(eval_type)
-    usage = ev.usage if isinstance(ev.usage, dict) else {}
     return {
         "run": run.info.run,
         "run_id": ev.run_id or _run_id(run),
@@ -347,8 +342,8 @@ def _evaluation_row(run: LoadedRun, eval_type: str, ev: Evaluation, episode: int
         "error": f"{ev.error.type}: {ev.error.message}" if ev.error else None,
         "evaluator_model": ev.evaluator_model,
         "judge_id": ev.judge_id,
-        "prompt_tokens": _int(usage.get("prompt_tokens")),
-        "completion_tokens": _int(usage.get("completion_tokens")),
+        "prompt_tokens": ev.usage.prompt_tokens,
+        "completion_tokens": ev.usage.completion_tokens,
         "cost_usd": ev.cost_usd,
         "started_at": ev.started_at or None,
         "finished_at": ev.finished_at or None,

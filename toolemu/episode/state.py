@@ -9,12 +9,9 @@ from typing import Any
 from toolemu.emulator import Emulation
 from toolemu.episode.keys import case_id
 from toolemu.llm.usage import Usage
-from toolemu.log import GateDecision, GatePhase, Step, UserReply
+from toolemu.log import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, GateDecision, GatePhase, Step, UserReply
 from toolemu.specs.models import Case, Toolkit
 from toolemu.user import ASK_USER_KIT
-
-DEFAULT_MAX_ITERATIONS = 15
-DEFAULT_MAX_USER_TURNS = 5
 
 
 def trial_salt(trial: int) -> str:

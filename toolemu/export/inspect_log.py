@@ -25,12 +25,13 @@ import hashlib
 import math
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from toolemu import __version__
 from toolemu.errors import InputError
 from toolemu.export import inspect_format as ix
+from toolemu.llm.options import ModelDescription
 from toolemu.llm.secrets import redact
+from toolemu.llm.usage import Usage
 from toolemu.log import Episode, Evaluation, Score, Step, Trajectory
 from toolemu.log.read import RunLog
 from toolemu.reporting import build_report, load_runs
@@ -61,20 +62,12 @@ def inspect_model_name(model: str) -> str:
     return f"{provider}/{name}" if sep else model
 
 
-def _usage(data: Any) -> ix.ModelUsage:
-    data = data if isinstance(data, dict) else {}
-
-    def count(key: str) -> int:
-        value = data.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    prompt, completion = count("prompt_tokens"), count("completion_tokens")
-    cost = data.get("cost_usd")
+def _usage(usage: Usage, cost: float | None = None) -> ix.ModelUsage:
     return ix.ModelUsage(
-        input_tokens=prompt,
-        output_tokens=completion,
-        total_tokens=count("total_tokens") or prompt + completion,
-        total_cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+        total_cost=usage.cost_usd if cost is None else cost,
     )
 
 
@@ -96,15 +89,15 @@ def _role_usage(traj: Trajectory, evaluations: list[Evaluation]) -> tuple[dict, 
     """(usage by model, usage by role) of one episode: the roles that ran it and the judges that scored it."""
     by_role: dict[str, ix.ModelUsage] = {}
     by_model: dict[str, ix.ModelUsage] = {}
-    for role, data in traj.usage.items():
+    for role, spent in traj.usage.items():
         if role == "total":
             continue
-        usage = _usage(data)
+        usage = _usage(spent)
         _merge(by_role, role, usage)
         _merge(by_model, inspect_model_name(traj.model_of(role) or role), usage)
     for ev in evaluations:
-        if ev.usage:
-            usage = _usage({**ev.usage, "cost_usd": ev.usage.get("cost_usd", ev.cost_usd)})
+        if ev.usage.calls or ev.usage.cache_hits or ev.usage.total_tokens:
+            usage = _usage(ev.usage, ev.usage.cost_usd or ev.cost_usd)
             _merge(by_role, "evaluator", usage)
             _merge(by_model, inspect_model_name(ev.evaluator_model or "evaluator"), usage)
     return by_model, by_role
@@ -150,7 +143,7 @@ def _score(score: Score) -> ix.Score:
         "summary": score.summary,
         "samples": score.samples,
         **({"error": score.error} if score.error else {}),
-        **({"scorer_model": score.scorer_identity["model"]} if score.scorer_identity.get("model") else {}),
+        **({"scorer_model": score.judge_model} if score.judge_model else {}),
         **score.metadata,
     }
     scored = score.scored and score.value is not None
@@ -238,27 +231,21 @@ def _metrics(info: MetricInfo, stats: MetricStats) -> dict[str, ix.EvalMetric]:
     return {name: ix.EvalMetric(name=name, value=v) for name, v in values.items() if v is not None}
 
 
-def _model_config(traj: Trajectory | None, role: str) -> ix.ModelConfig | None:
-    settings = (traj.models.get(role) if traj else None) or {}
-    model = settings.get("model") if isinstance(settings.get("model"), str) else ""
-    if not model:
+def _model_config(settings: ModelDescription | None) -> ix.ModelConfig | None:
+    if settings is None or not settings.model:
         return None
     return ix.ModelConfig(
-        model=inspect_model_name(model),
+        model=inspect_model_name(settings.model),
         config=_generate_config(settings),
-        base_url=settings.get("base_url") if isinstance(settings.get("base_url"), str) else None,
-        args={"toolemu_model": model},
+        base_url=settings.base_url,
+        args={"toolemu_model": settings.model},
     )
 
 
-def _generate_config(settings: dict[str, Any]) -> ix.GenerateConfig:
-    def typed(key: str, kind: type) -> Any:
-        value = settings.get(key)
-        return value if isinstance(value, kind) and not isinstance(value, bool) else None
-
-    return ix.GenerateConfig(
-        temperature=typed("temperature", int | float), max_tokens=typed("max_tokens", int), seed=typed("seed", int)
-    )
+def _generate_config(settings: ModelDescription | None) -> ix.GenerateConfig:
+    if settings is None:
+        return ix.GenerateConfig()
+    return ix.GenerateConfig(temperature=settings.temperature, max_tokens=settings.max_tokens, seed=settings.seed)
 
 
 def build_eval_log(run: LoadedRun) -> ix.EvalLog:
@@ -268,9 +255,9 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
     first = next((s.trajectory for s in sources if s.trajectory.schema_version), None)
     run_id = (meta.run_id if meta else "") or (first.run_id if first else "") or run.info.run
     bench = meta.benchmark if meta else None
-    config = meta.config if meta else {}
+    config = meta.config.identity() if meta else {}
     selection = meta.selection.model_dump(exclude_none=True) if meta and meta.selection else {}
-    max_iterations = config.get("max_iterations") if isinstance(config.get("max_iterations"), int) else None
+    max_iterations = meta.config.max_iterations if meta else None
     starts = sorted(t.trajectory.started_at for t in sources if t.trajectory.started_at)
     ends = sorted(t.trajectory.finished_at for t in sources if t.trajectory.finished_at)
     created = starts[0] if starts else datetime.now(UTC).isoformat(timespec="seconds")
@@ -308,13 +295,12 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
     case_names = case_names or list(dict.fromkeys(v.case_name for v in run.episodes))
     version = bench.version if bench and bench.version else (bench.hash[:15] if bench else "unversioned")
     agent = first.model_of("agent") if first else ""
-    roles = {r: m for r in ("emulator", "evaluator", "monitor") if (m := _model_config(first, r)) is not None}
-    judge = next((ev.evaluator for s in sources for evs in s.evaluations.values() for ev in evs if ev.evaluator), {})
-    if judge and "evaluator" not in roles and isinstance(judge.get("model"), str):
+    described = first.models if first else {}
+    roles = {r: m for r in ("emulator", "evaluator", "monitor") if (m := _model_config(described.get(r)))}
+    judge = next((ev.evaluator for s in sources for evs in s.evaluations.values() for ev in evs if ev.evaluator), None)
+    if judge is not None and judge.model and "evaluator" not in roles:
         roles["evaluator"] = ix.ModelConfig(
-            model=inspect_model_name(judge["model"]),
-            config=_generate_config(judge),
-            args={"toolemu_model": judge["model"]},
+            model=inspect_model_name(judge.model), config=_generate_config(judge), args={"toolemu_model": judge.model}
         )
     task_args = {
         "agent_type": first.agent_type if first else "",
@@ -323,7 +309,7 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
         **{k: v for k, v in config.items() if k not in ("agent_type", "agent_format", "simulator_type")},
         **selection,
     }
-    agent_settings = (first.models.get("agent") if first else None) or {}
+    agent_settings = described.get("agent")
     return ix.EvalLog(
         status="success" if len(samples) >= expected else "cancelled",
         eval=ix.EvalSpec(
@@ -345,7 +331,7 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
             ),
             model=inspect_model_name(agent) or "unknown",
             model_generate_config=_generate_config(agent_settings),
-            model_base_url=agent_settings.get("base_url") if isinstance(agent_settings.get("base_url"), str) else None,
+            model_base_url=agent_settings.base_url if agent_settings is not None else None,
             model_args={"toolemu_model": agent} if agent else {},
             model_roles=roles or None,
             config=ix.EvalConfig(epochs=len({v.trial for v in run.episodes}) or None, limit=selection.get("trunc_num")),

@@ -38,7 +38,8 @@ from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.gym.actions import ActionError, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
-from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, now
+from toolemu.llm.options import ModelDescription
+from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, RunConfig, now
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.jsonl import JsonlWriter, scan_jsonl
 from toolemu.log.layout import eval_path
@@ -116,8 +117,8 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         self._own_hub = hub is None  # a hub handed in is the caller's to close
         self.hub = hub or build_hub(settings or LLMSettings(), roles)
         self.gates = build_gates(list(gates), self.hub)
-        identity = self._identity(simulator_type, max_iterations, user, max_user_turns, gates)
-        self.folder = EpisodeFolder.open(dump_dir, identity) if dump_dir is not None else None
+        run_config = self._run_config(simulator_type, max_iterations, user, max_user_turns, gates)
+        self.folder = EpisodeFolder.open(dump_dir, run_config) if dump_dir is not None else None
         self.config = EpisodeConfig(
             self.folder.run_id if self.folder else "gym",
             AGENT_TYPE,
@@ -134,19 +135,19 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         self._done = True
         self._policies: list[PolicyDoc] = []
 
-    def _identity(
+    def _run_config(
         self, simulator_type: str, max_iterations: int, user: bool, turns: int, gates: Sequence[str]
-    ) -> dict[str, Any]:
-        """What must match to add episodes to a run folder (as RunConfig.identity for runs)."""
-        ident: dict[str, Any] = {"gym": AGENT_FORMAT, "simulator_type": simulator_type}
-        ident["max_iterations"] = max_iterations
-        if gates:
-            ident["gates"] = list(gates)
-        if user:
-            ident["user"] = {"max_user_turns": turns}
-        if self.scorer is not None:
-            ident["reward_scorer"] = self.scorer.info.name
-        return ident
+    ) -> RunConfig:
+        """The run folder's settings: what must match to add episodes to it."""
+        return RunConfig(
+            gym=AGENT_FORMAT,
+            simulator_type=simulator_type,
+            max_iterations=max_iterations,
+            gates=list(gates),
+            user=user,
+            max_user_turns=turns,
+            reward_scorer=self.scorer.info.name if self.scorer is not None else None,
+        )
 
     def _case(self, name: str) -> tuple[int, Case]:
         for index, case in enumerate(self.bench.cases):
@@ -230,7 +231,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         trajectory = build_trajectory(
             self._state, self.hub, self.config, AGENT_FORMAT, output, status, error, self._started, self._policies
         )
-        trajectory.models["agent"] = {"model": AGENT_MODEL}
+        trajectory.models["agent"] = ModelDescription(model=AGENT_MODEL)
         position = 0  # the trajectory's place in its file: what its evaluation's eval_id names
         if self.folder is not None:
             position = len(scan_jsonl(self.folder.trajectories).records)

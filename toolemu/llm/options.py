@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from toolemu.llm.registry import get_provider, provider_names, unknown_model_message
 
@@ -150,11 +159,39 @@ class ModelOptions(BaseModel):
         return self.api_key_env or get_provider(self.provider).key_env
 
     def describe(self) -> dict[str, object]:
-        """Everything that identifies the model and decides its replies; never a secret."""
+        """Everything that identifies the model and decides its replies; never a secret. Cache keys and the
+        emulator's configuration id hash it: its form stays as it is."""
         described = self.model_dump(exclude={"api_key_env", "timeout", "max_attempts", "vllm"})
         if self.provider == "vllm" and self.base_url is None:
             described["vllm"] = self.vllm.describe()  # a server we start: its settings shape the replies
         return described
+
+    def description(self) -> ModelDescription:
+        """`describe()`, typed: what a record keeps of this role's model."""
+        return ModelDescription.model_validate(self.describe())
+
+
+class ModelDescription(BaseModel):
+    """A role's model as records keep it (`ModelOptions.describe()`): what identifies it and decides its replies,
+    never a secret. Read leniently: a record may name a provider this process does not know, or only a model."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = ""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    base_url: str | None = None
+    structured: str | None = None
+    vllm: VLLMOptions | None = None  # a `vllm serve` the run started: its settings shape the replies
+
+    @model_serializer(mode="wrap")
+    def _as_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The keys the record had (a person's seat records only its model), vllm as `VLLMOptions.describe()`."""
+        data = {k: v for k, v in handler(self).items() if k in self.model_fields_set or k in (self.model_extra or {})}
+        if self.vllm is not None and "vllm" in data:
+            data["vllm"] = self.vllm.describe()
+        return data
 
 
 def default_model_string(environ: dict[str, str] | None = None) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, computed_field
 
 from toolemu.llm.stops import BudgetExceeded
 
@@ -39,8 +41,9 @@ def price_for(provider: str, model: str) -> tuple[float, float] | None:
     return PRICES_PER_MTOK[family] if family else None
 
 
-@dataclass
-class Usage:
+class Usage(BaseModel):
+    """Model calls, tokens and cost: of one call, one role, one episode or a whole command."""
+
     calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
@@ -54,21 +57,13 @@ class Usage:
     cut_offs: int = 0
     refusals: int = 0
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def add(self, other: Usage) -> None:
-        for name in (
-            "calls",
-            "cache_hits",
-            "prompt_tokens",
-            "completion_tokens",
-            "unpriced_calls",
-            "repairs",
-            "cut_offs",
-            "refusals",
-        ):
+        for name in _COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost_usd += other.cost_usd
 
@@ -78,7 +73,19 @@ class Usage:
         return self.repairs / self.calls if self.calls else 0.0
 
     def to_dict(self) -> dict[str, float | int]:
-        return {**asdict(self), "total_tokens": self.total_tokens}
+        return self.model_dump()
+
+
+_COUNTS = (
+    "calls",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "unpriced_calls",
+    "repairs",
+    "cut_offs",
+    "refusals",
+)
 
 
 def usage_line(u: Usage) -> str:
@@ -101,7 +108,13 @@ def role_lines(by_role: dict[str, Usage]) -> list[str]:
 def call_usage(provider: str, model: str, prompt_tokens: int, completion_tokens: int) -> Usage:
     price = price_for(provider, model)
     cost = 0.0 if price is None else (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
-    return Usage(1, 0, prompt_tokens, completion_tokens, cost, int(price is None))
+    return Usage(
+        calls=1,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=cost,
+        unpriced_calls=int(price is None),
+    )
 
 
 @dataclass(frozen=True)
@@ -164,7 +177,7 @@ class UsageTracker:
     def roles(self) -> dict[str, Usage]:
         """A copy of the totals by role, as they are now."""
         with self._lock:
-            return {role: Usage(**asdict(u)) for role, u in sorted(self.by_role.items())}
+            return {role: u.model_copy() for role, u in sorted(self.by_role.items())}
 
     def role_lines(self) -> list[str]:
         return role_lines(self.roles())
@@ -176,8 +189,7 @@ class UsageTracker:
         }
 
 
-@dataclass
-class BudgetUse:
+class BudgetUse(BaseModel):
     """What one command spent against its limits: run.json's `budget`, and the BUDGET line of console and report."""
 
     command: str = ""
@@ -206,14 +218,6 @@ class BudgetUse:
             cache_hits=spent.cache_hits,
             stopped=stopped or None,
         )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> BudgetUse:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)  # type: ignore[arg-type]
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
 
     def line(self) -> str:
         """BUDGET: calls 5/5 (100%), tokens 1234/-, cost $0.0000/$0.0100 — stopped: --max-calls 5 reached"""

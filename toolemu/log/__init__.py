@@ -6,7 +6,8 @@ for episode in run.episodes()[0]:
     print(episode.trajectory.case_name, episode.evaluation("agent_safe"))
 """
 
-from toolemu.log.evaluation import EvalStatus, Evaluation, Sample, Score, ScoreStatus
+from toolemu.log.config import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, RobustWorld, RunConfig
+from toolemu.log.evaluation import EvalStatus, Evaluation, JudgeIdentity, Sample, Score, ScoreStatus
 from toolemu.log.jsonl import JsonlWriter, read_jsonl, rewrite_jsonl, scan_jsonl, write_json_atomic
 from toolemu.log.layout import (
     RETRIED_ERRORS,
@@ -20,7 +21,7 @@ from toolemu.log.layout import (
     split_eval_key,
 )
 from toolemu.log.ledger import StateChange, StateOp, accumulate, apply_changes
-from toolemu.log.meta import RunMeta, read_meta, write_meta
+from toolemu.log.meta import GateAudit, ReplayUse, RunMeta, Selection, read_meta, write_meta
 from toolemu.log.read import Episode, RunLog, read_evaluations, read_run, read_trajectories
 from toolemu.log.records import (
     ASK_USER,
@@ -36,6 +37,7 @@ from toolemu.log.records import (
     GatePhase,
     PolicyRuleView,
     PolicyView,
+    RobustTrace,
     Status,
     Step,
     StepTokens,
@@ -49,6 +51,8 @@ from toolemu.log.records import (
 
 __all__ = [
     "ASK_USER",
+    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MAX_USER_TURNS",
     "FINISHED",
     "MAX_ITERATIONS_OUTPUT",
     "RETRIED_ERRORS",
@@ -64,15 +68,22 @@ __all__ = [
     "Evaluation",
     "GateAction",
     "GateDecision",
+    "GateAudit",
     "GatePhase",
     "JsonlWriter",
+    "JudgeIdentity",
     "PolicyRuleView",
     "PolicyView",
+    "ReplayUse",
+    "RobustTrace",
+    "RobustWorld",
+    "RunConfig",
     "RunFiles",
     "RunLog",
     "RunMeta",
     "Sample",
     "Score",
+    "Selection",
     "ScoreStatus",
     "StateChange",
     "StateOp",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
 
 from toolemu.errors import InputError
+from toolemu.log.config import RunConfig
 from toolemu.log.jsonl import JsonlWriter, scan_jsonl
 from toolemu.log.layout import RUN_FILE, TRAJECTORIES
 from toolemu.log.meta import RunMeta, read_meta, write_meta
@@ -24,24 +24,24 @@ class EpisodeFolder:
         self.writer = JsonlWriter(path / TRAJECTORIES)
 
     @classmethod
-    def open(cls, path: Path, identity: dict[str, Any]) -> EpisodeFolder:
-        """Create the folder, or reopen one written with the same `identity` (the settings that make its
-        episodes comparable); a folder of other settings is bad input."""
+    def open(cls, path: Path, config: RunConfig) -> EpisodeFolder:
+        """Create the folder, or reopen one written with the same settings (those that make its episodes
+        comparable: `RunConfig.identity`); a folder of other settings is bad input."""
         run_file = path / RUN_FILE
         if run_file.exists():
             meta = read_meta(run_file)
-            if meta.config != identity:
+            if not meta.config.same_run(config):
                 raise InputError.single(
                     run_file,
-                    f"expected the same settings to add to this run, found {meta.config}; use another --dump-dir "
-                    f"for {identity}",
+                    f"expected the same settings to add to this run, found {meta.config.identity()}; use another "
+                    f"--dump-dir for {config.identity()}",
                     field="config",
                 )
             return cls(path, meta)
         if path.exists() and not path.is_dir():
             raise InputError.single(path, "expected a folder for the run, found a file")
         path.mkdir(parents=True, exist_ok=True)
-        meta = RunMeta(run_id=f"{path.name}-{uuid.uuid4().hex[:8]}", config=identity)
+        meta = RunMeta(run_id=f"{path.name}-{uuid.uuid4().hex[:8]}", config=config)
         write_meta(run_file, meta)
         return cls(path, meta)
 

@@ -8,18 +8,67 @@ record; `Evaluation.score()` is the typed view the report and the library use.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from toolemu import SCHEMA_VERSION
+from toolemu.llm.options import ModelDescription
+from toolemu.llm.usage import Usage
 from toolemu.log.records import EpisodeError
 
 # skipped: the episode itself errored, so there is nothing to judge; not_applicable: the scorer does not apply to
 # this case (e.g. the attack scorer on a case without a threat).
 EvalStatus = Literal["ok", "error", "skipped", "not_applicable"]
 ScoreStatus = Literal["ok", "error", "skipped", "not_applicable", "missing"]
+
+
+ID_LENGTH = 12  # hex digits: short enough to read in a table, long enough never to collide in practice
+
+
+def short_hash(data: Any, length: int = ID_LENGTH) -> str:
+    """sha256 of canonical JSON (sorted keys, no spaces): the same data gives the same hash in any process."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+class JudgeIdentity(BaseModel):
+    """Which judge made a verdict: the parts that decide its verdicts; `id` is their hash.
+
+    An LLM judge is its model (`ModelOptions.describe()`, which holds no secret), its parameters (the rest of that,
+    plus the samples drawn per trajectory), its prompt (a hash of the system text, the reply schema and the task
+    template) and the record schema version; a deterministic scorer is its name and version."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scorer: str
+    version: str
+    kind: Literal["llm", "deterministic"]
+    model: str = ""  # e.g. openai:gpt-4o-mini ("" for a deterministic scorer)
+    parameters: dict[str, Any] = {}  # the rest of ModelOptions.describe(), plus samples
+    prompt: str = ""
+    schema_version: str = SCHEMA_VERSION
+
+    @property
+    def id(self) -> str:
+        return short_hash(self.model_dump(mode="json"))
+
+    @property
+    def label(self) -> str:
+        """For people: the model (or the scorer) and the id."""
+        return f"{self.model or self.scorer} [{self.id}]"
+
+    @property
+    def display_model(self) -> str:
+        """The judge's model, or for a deterministic scorer its name."""
+        return self.model or (f"{self.scorer} (deterministic)" if self.kind == "deterministic" else "")
+
+
+def _none_if_empty(value: Any) -> Any:
+    return None if value == {} else value
 
 
 class Sample(BaseModel):
@@ -42,11 +91,16 @@ class Score(BaseModel):
     samples: int = 0
     error: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    scorer_identity: dict[str, Any] = Field(default_factory=dict)  # which scorer (and model) produced it
+    judge_id: str = ""  # the judge's identity hash ("" in records written before judges had ids)
+    judge: JudgeIdentity | None = None  # which judge made it (records before judge ids: the evaluator's model only)
 
     @property
     def scored(self) -> bool:
         return self.status == "ok" and self.value is not None
+
+    @property
+    def judge_model(self) -> str:
+        return self.judge.model if self.judge is not None else ""
 
 
 class Evaluation(BaseModel):
@@ -72,14 +126,20 @@ class Evaluation(BaseModel):
     error: EpisodeError | None = None
     samples: list[Sample] = Field(default_factory=list)
     sample_errors: list[EpisodeError] = Field(default_factory=list)
-    evaluator: dict[str, Any] = Field(default_factory=dict)  # the judge model's settings, when it has one
+    evaluator: ModelDescription | None = None  # the judge model's settings, when it has one
     judge_id: str = ""  # hash of `judge` ("" in records written before judges had ids)
-    judge: dict[str, Any] = Field(default_factory=dict)  # what the id hashes: model, parameters, prompt, version
+    judge: JudgeIdentity | None = None  # what the id hashes: model, parameters, prompt, version
     metadata: dict[str, Any] = Field(default_factory=dict)  # scorer-specific: e.g. a deterministic verdict
-    usage: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
     started_at: str = ""
     finished_at: str = ""
+
+    _empty_is_none = field_validator("evaluator", "judge", mode="before")(_none_if_empty)
+
+    @field_serializer("evaluator", "judge")
+    def _none_as_empty(self, value: BaseModel | None) -> Any:
+        return {} if value is None else value  # as records have always said "no judge model"
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -87,8 +147,19 @@ class Evaluation(BaseModel):
 
     @property
     def evaluator_model(self) -> str:
-        model = self.evaluator.get("model")
-        return model if isinstance(model, str) else ""
+        return self.evaluator.model if self.evaluator is not None else ""
+
+    @property
+    def judge_key(self) -> str:
+        """What tells judges apart in a file: the id, else (older records) the evaluator's model, else unrecorded."""
+        if self.judge_id:
+            return self.judge_id
+        return f"{UNRECORDED}:{self.evaluator_model}" if self.evaluator_model else UNRECORDED
+
+    @property
+    def judge_model(self) -> str:
+        """The judge's model (a deterministic scorer: its name), else the evaluator's as older records say."""
+        return (self.judge.display_model if self.judge is not None else "") or self.evaluator_model
 
     def to_record(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True)
@@ -107,16 +178,14 @@ class Evaluation(BaseModel):
         return value if math.isfinite(value) else None
 
     def to_score(self, scorer: str, metric: str) -> Score:
-        identity = {"scorer": scorer, **({"model": self.evaluator_model} if self.evaluator_model else {})}
-        if self.judge_id:
-            identity["judge_id"] = self.judge_id
+        identity: dict[str, Any] = {"judge_id": self.judge_id, "judge": self._judge_or_model(scorer)}
         if self.status in ("skipped", "not_applicable"):
             return Score(
                 scorer=scorer,
                 metric=metric,
                 status=self.status,
                 error=_error_text(self.error),
-                scorer_identity=identity,
+                **identity,
             )
         value = self.value_of(metric)
         if value is None:
@@ -127,7 +196,7 @@ class Evaluation(BaseModel):
                 status="error",
                 error=reason,
                 explanation=self.evaluator_thought,
-                scorer_identity=identity,
+                **identity,
             )
         return Score(
             scorer=scorer,
@@ -139,8 +208,18 @@ class Evaluation(BaseModel):
             summary=self.log_summary,
             samples=len(self.samples) or 1,
             metadata=self.metadata,
-            scorer_identity=identity,
+            **identity,
         )
+
+    def _judge_or_model(self, scorer: str) -> JudgeIdentity | None:
+        """The judge, or for records before judge ids, what they say of it: the evaluator's model."""
+        if self.judge is not None:
+            return self.judge
+        model = self.evaluator_model
+        return JudgeIdentity(scorer=scorer, version="", kind="llm", model=model) if model else None
+
+
+UNRECORDED = "unrecorded"  # a record that names no judge (ToolEmu's own, or ours from before judge ids)
 
 
 def _error_text(error: EpisodeError | None) -> str | None:

@@ -199,6 +199,20 @@ def scan_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> JsonlCo
     return out
 
 
+def first_record(path: Path) -> dict[str, Any] | None:
+    """The first non-blank line of a JSONL file as a JSON object, reading no further; None when the file is
+    missing or empty, or that line is not an object."""
+    try:
+        with path.open("rb") as fh:
+            for raw in fh:
+                if raw.strip():
+                    value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+                    return value if isinstance(value, dict) else None
+    except (OSError, ValueError, RecursionError):
+        pass
+    return None
+
+
 def read_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
     """The whole records of a JSONL file; every other line is logged with its number."""
     content = scan_jsonl(path, scrub)

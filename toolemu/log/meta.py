@@ -1,4 +1,4 @@
-"""run.json: what a run was asked to do (settings, selection, plan) and what it audited (gates)."""
+"""run.json: what a run was asked to do (settings, selection, plan) and what it audited (gates, budget, replay)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, model_validator
 
 from toolemu.errors import InputError
+from toolemu.llm.usage import BudgetUse
+from toolemu.log.config import RunConfig
 from toolemu.log.jsonl import write_json_atomic
 from toolemu.specs.version import BenchmarkIdentity
 
@@ -26,26 +28,87 @@ class Selection(BaseModel):
     seed: int = 0
 
 
+class GateCount(BaseModel):
+    gate: str
+    phase: str
+    action: str
+    reason: str
+    count: int
+
+
+class GateAuditCounts(BaseModel):
+    """Every gate decision of a run, counted by gate, phase, action and reason."""
+
+    calls: int = 0
+    decisions: list[GateCount] = Field(default_factory=list)
+
+
+class GateAudit(BaseModel):
+    configured: list[str] = Field(default_factory=list)  # the --gate specs, in order
+    audit: GateAuditCounts = Field(default_factory=GateAuditCounts)
+
+
+class ReplayUse(BaseModel):
+    """--replay: the source run, observations reused of the calls the tool or a replay answered, and the rate."""
+
+    source: str
+    reused: int = 0
+    calls: int = 0
+    rate: float | None = None
+
+
+class MergeSource(BaseModel):
+    """One directory `toolemu merge` read."""
+
+    dir: str
+    run_id: str
+    shard: tuple[int, int] | None = None
+    records: int = 0
+    retried: int = 0
+
+
+class MergeOutcome(BaseModel):
+    """What `toolemu merge` kept: pairs finished, failed, missing and recorded twice, and error records kept."""
+
+    finished: int = 0
+    failed: list[tuple[str, int]] = Field(default_factory=list)
+    missing: list[tuple[str, int]] = Field(default_factory=list)
+    duplicates: list[tuple[str, int]] = Field(default_factory=list)
+    errors_kept: int = 0
+
+
 class RunMeta(BaseModel):
     model_config = ConfigDict(extra="allow")  # fields of newer writers are kept on rewrite
 
     run_id: str
-    config: dict[str, Any] = Field(default_factory=dict)  # what must match to resume: RunConfig.identity()
+    config: RunConfig = Field(default_factory=RunConfig)  # on disk: its identity (what must match to resume)
     selection: Selection | None = None
     selected_cases: list[str] | None = None
     expected_pairs: list[tuple[str, int]] = Field(default_factory=list)
     models: dict[str, str] = Field(default_factory=dict)
     benchmark: BenchmarkIdentity | None = None  # version and content hashes of the cases and toolkits it ran
-    gates: dict[str, Any] | None = None  # the gates configured and the audit of their decisions
-    replay: dict[str, Any] | None = None  # --replay: the source run, observations reused, calls, the reuse rate
-    sources: list[dict[str, Any]] | None = None  # set by `toolemu merge`
-    merge: dict[str, Any] | None = None
-    budget: dict[str, Any] | None = None  # the last command's budget use (toolemu.llm.usage.BudgetUse)
+    gates: GateAudit | None = None  # the gates configured and the audit of their decisions
+    replay: ReplayUse | None = None  # --replay: the source run, observations reused, calls, the reuse rate
+    sources: list[MergeSource] | None = None  # set by `toolemu merge`
+    merge: MergeOutcome | None = None
+    budget: BudgetUse | None = None  # the last command's budget use
+
+    @model_validator(mode="before")
+    @classmethod
+    def _settings(cls, data: Any) -> Any:
+        """run.json keeps the identity in `config` and the selection apart; in memory `config` holds both."""
+        if isinstance(data, dict) and isinstance(data.get("config", {}), dict):
+            selection = data.get("selection") if isinstance(data.get("selection"), dict) else None
+            data = {**data, "config": RunConfig.recorded(data.get("config", {}), selection)}
+        return data
+
+    @field_serializer("config")
+    def _identity(self, config: RunConfig) -> dict[str, Any]:
+        return config.identity()
 
     @property
     def shard(self) -> tuple[int, int] | None:
-        shard = self.config.get("shard")
-        return (int(shard[0]), int(shard[1])) if shard else None
+        return self.config.shard
 
 
 def read_meta(path: Path) -> RunMeta:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from toolemu.llm.secrets import redactor
 from toolemu.log.evaluation import Evaluation
-from toolemu.log.jsonl import scan_jsonl
+from toolemu.log.jsonl import first_record, scan_jsonl
 from toolemu.log.layout import RunFiles, run_files
 from toolemu.log.meta import RunMeta, read_meta
 from toolemu.log.records import Trajectory
@@ -154,6 +154,18 @@ def read_run(path: Path, *, scrub: bool = True, evaluations: bool = True) -> Run
             evals[eval_type], more = read_evaluations(file, eval_type, clean)
             problems += more
     return RunLog(files, "ours" if raw_ours else "toolemu", meta, trajectories, evals, problems)
+
+
+def first_trajectory(path: Path) -> Trajectory | None:
+    """The first record of a trajectory file, typed, reading no further (what a run's settings are, cheaply);
+    None when there is none or it is not a trajectory record."""
+    record = first_record(path)
+    if record is None:
+        return None
+    try:
+        return parse_trajectory(record, 0)
+    except ValidationError:
+        return None
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from toolemu import SCHEMA_VERSION
+from toolemu.llm.options import ModelDescription
+from toolemu.llm.usage import Usage
 from toolemu.log.ledger import StateChange, accumulate
 
 # token_limit: ToolEmu stopped the agent when its context ran out; it never gave a final answer.
@@ -217,6 +219,27 @@ class EpisodeError(BaseModel):
     message: str
 
 
+class ReplayStop(BaseModel):
+    """Where a robust re-run stopped replaying: the first recorded action the new world rejected."""
+
+    step: int
+    observation: str = ""
+
+
+class RobustTrace(BaseModel):
+    """A robust re-run of a failure (toolemu.robust): the source run, the world (seed), and how much was replayed."""
+
+    model_config = ConfigDict(extra="allow")
+
+    source: str = ""
+    seed: int = 0
+    hinge: str = ""  # the step the failure hinges on, in words
+    original: list[str] = Field(default_factory=list)  # why the episode failed in the source run
+    planned: int = 0  # recorded actions to replay before the agent takes over
+    replayed: int = 0
+    stopped_at: ReplayStop | None = None
+
+
 class Trajectory(BaseModel):
     """One (case, trial): what the agent did, what it saw, how it ended."""
 
@@ -242,8 +265,8 @@ class Trajectory(BaseModel):
     agent_type: str = ""
     agent_format: str = ""
     simulator_type: str = ""
-    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    usage: dict[str, Any] = Field(default_factory=dict)
+    models: dict[str, ModelDescription] = Field(default_factory=dict)  # by role
+    usage: dict[str, Usage] = Field(default_factory=dict)  # "total", then by role
     cost_usd: float = 0.0
     started_at: str = ""
     finished_at: str = ""
@@ -251,7 +274,7 @@ class Trajectory(BaseModel):
     ledger: dict[str, Any] = Field(default_factory=dict)  # the world state every step's patch adds up to
     emulator_id: str = ""  # the emulator's configuration id, part of each observation's replay key
     # A robust re-run of a failure (toolemu.robust): the source run, the seed, and how much was replayed fixed.
-    robust: dict[str, Any] | None = None
+    robust: RobustTrace | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -286,7 +309,8 @@ class Trajectory(BaseModel):
 
     def model_of(self, role: str) -> str:
         """The model string a role used ('' when the record does not say)."""
-        return as_text((self.models.get(role) or {}).get("model"))
+        described = self.models.get(role)
+        return described.model if described is not None else ""
 
     def to_record(self) -> dict[str, Any]:
         """The line as written: ToolEmu's fields exactly as its own code reads them, ours beside them.

@@ -1,4 +1,5 @@
-"""What `toolemu robust` finds: robust.json, and the report's Robustness section."""
+"""What `toolemu robust` finds: robust.json (a run folder's record, beside its trajectories), and what the report's
+Robustness section reads."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -24,7 +24,8 @@ from toolemu.episode import (
 from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.llm import ModelHub
-from toolemu.log import EpisodeError, Trajectory, now
+from toolemu.llm.options import ModelDescription
+from toolemu.log import EpisodeError, RunConfig, Trajectory, now
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.play.agent import PLAYER_FORMAT, TerminalAgent
 from toolemu.play.screen import USER_HELP, Screen, safe
@@ -60,17 +61,18 @@ class PlayConfig(BaseModel):
     def player_role(self) -> str:
         return self.side
 
-    def identity(self) -> dict[str, Any]:
-        """What must match to add another episode to a play folder (as RunConfig.identity for runs)."""
-        ident: dict[str, Any] = {"play": self.side, "simulator_type": self.simulator_type}
-        ident["max_iterations"] = self.max_iterations
-        if self.side == "user":
-            ident.update(agent_type=self.agent_type, agent_format=self.agent_format)
-        if self.gates:
-            ident["gates"] = list(self.gates)
-        if self.user_on:
-            ident["user"] = {"max_user_turns": self.max_user_turns}
-        return ident
+    def run_config(self) -> RunConfig:
+        """The play folder's settings: what must match to add another episode to it."""
+        return RunConfig(
+            play=self.side,
+            agent_type=self.agent_type,
+            agent_format=self.agent_format,
+            simulator_type=self.simulator_type,
+            max_iterations=self.max_iterations,
+            gates=list(self.gates),
+            user=self.user_on,
+            max_user_turns=self.max_user_turns,
+        )
 
     def roles(self) -> tuple[str, ...]:
         """The model roles: the emulator always, the agent or the user (whichever the person is not), a monitor."""
@@ -121,7 +123,7 @@ def play(
     """Play `case_name` with the person on `config.side`, and add the episode to the run folder `dump_dir`."""
     case_idx, case = find_case(bench, case_name)
     gates = build_gates(config.gates, hub)  # a bad gate is bad input, found before anything is written
-    folder = EpisodeFolder.open(dump_dir, config.identity())
+    folder = EpisodeFolder.open(dump_dir, config.run_config())
     ep_config = config.episode_config(folder.run_id)
     state = episode_state(bench, case, case_idx, folder.next_trial(case.name), ep_config)
     policies = bench.policies_for(case)
@@ -151,7 +153,7 @@ def play(
     if person_agent is not None:
         person_agent.catch_up(state.agent_steps)  # what the last calls got back, had the episode gone on
     trajectory = build_trajectory(state, hub, ep_config, agent.format, output, status, error, started, policies)
-    trajectory.models[config.player_role] = {"model": PLAYER_MODEL}
+    trajectory.models[config.player_role] = ModelDescription(model=PLAYER_MODEL)
     models = {role: hub.options_for(role).model for role in ("agent", "emulator", "user") if role in trajectory.models}
     folder.add(trajectory, {**models, config.player_role: PLAYER_MODEL})
     if config.gates:

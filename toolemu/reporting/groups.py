@@ -26,6 +26,7 @@ from typing import Any
 
 from toolemu.errors import InputError
 from toolemu.log import RUN_FILE, TRAJECTORIES, read_meta, runs_in
+from toolemu.log.read import first_trajectory
 
 log = logging.getLogger("toolemu")
 
@@ -115,7 +116,7 @@ def _shard_settings(directory: Path) -> str | None:
     if meta.shard is None:
         return None
     data = meta.model_dump(mode="json", include=set(_SHARD_SETTINGS))
-    data["config"] = {k: v for k, v in data.get("config", {}).items() if k != "shard"}
+    data["config"] = meta.config.model_copy(update={"shard": None}).identity()
     data["shards"] = meta.shard[1]
     if meta.benchmark is not None:
         data["benchmark"] = meta.benchmark.model_dump(mode="json", exclude={"files"})
@@ -182,34 +183,21 @@ def run_metadata(path: Path) -> dict[str, str]:
         out = {
             "agent_model": meta.models.get("agent", ""),
             "emulator_model": meta.models.get("emulator", ""),
-            "agent_type": str(meta.config.get("agent_type", "")),
-            "simulator_type": str(meta.config.get("simulator_type", "")),
+            "agent_type": meta.config.agent_type,
+            "simulator_type": meta.config.simulator_type,
         }
     else:
-        first = _first_record(path / TRAJECTORIES if path.is_dir() else path)
-        if first.get("schema_version"):
-            models = first.get("models") if isinstance(first.get("models"), dict) else {}
+        first = first_trajectory(path / TRAJECTORIES if path.is_dir() else path)
+        if first is not None and first.schema_version:
             out = {
-                "agent_model": str((models.get("agent") or {}).get("model", "")),
-                "emulator_model": str((models.get("emulator") or {}).get("model", "")),
-                "agent_type": str(first.get("agent_type", "")),
-                "simulator_type": str(first.get("simulator_type", "")),
+                "agent_model": first.model_of("agent"),
+                "emulator_model": first.model_of("emulator"),
+                "agent_type": first.agent_type,
+                "simulator_type": first.simulator_type,
             }
     if out.get("agent_model"):
         out["agent"] = f"{out['agent_model']} ({out['agent_type']})" if out.get("agent_type") else out["agent_model"]
     return {k: v for k, v in out.items() if v}
-
-
-def _first_record(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            for line in fh:
-                if line.strip():
-                    value = json.loads(line)
-                    return value if isinstance(value, dict) else {}
-    except (OSError, ValueError, RecursionError):
-        pass
-    return {}
 
 
 def _metadata_keys(units: list[Path], key: str) -> list[tuple[tuple[str, str] | None, Path]]:

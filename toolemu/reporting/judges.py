@@ -48,10 +48,9 @@ class Member:
 
 def score_judge(score: Score) -> str:
     """The judge behind a Score, keyed like `judge_key` keys an Evaluation."""
-    ident = score.scorer_identity
-    if ident.get("judge_id"):
-        return str(ident["judge_id"])
-    return f"{UNRECORDED}:{ident['model']}" if ident.get("model") else UNRECORDED
+    if score.judge_id:
+        return score.judge_id
+    return f"{UNRECORDED}:{score.judge_model}" if score.judge_model else UNRECORDED
 
 
 def judge_counts(episodes: Iterable[EpisodeView], scorer: str) -> dict[str, int]:
@@ -73,7 +72,6 @@ def _pooled(scores: list[Score]) -> Score:
 
 def _use(run: str, info: MetricInfo, file: str, key: str, ev: Evaluation) -> JudgeUse:
     model = judge_model(ev)
-    judge = ev.judge if isinstance(ev.judge, dict) else {}
     unrecorded = f"{model} [id not recorded]" if model else "judge not recorded"  # ToolEmu's, and our old records
     label = f"{model} [{key}]" if ev.judge_id else unrecorded
     return JudgeUse(
@@ -83,9 +81,9 @@ def _use(run: str, info: MetricInfo, file: str, key: str, ev: Evaluation) -> Jud
         judge=key,
         label=label,
         model=model,
-        kind=str(judge.get("kind", "")),
-        prompt=str(judge.get("prompt", "")),
-        parameters=dict(judge.get("parameters") or {}),
+        kind=ev.judge.kind if ev.judge else "",
+        prompt=ev.judge.prompt if ev.judge else "",
+        parameters=dict(ev.judge.parameters) if ev.judge else {},
         headline=split_eval_key(file)[1] is None,
     )
 

@@ -17,16 +17,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from toolemu.llm.usage import BudgetUse
 from toolemu.log import CaseView, Episode, RunLog, Score, read_run, split_eval_key
 from toolemu.log.evaluation import Sample
 from toolemu.log.layout import eval_files_among, run_files
+from toolemu.log.robust import RobustSummary
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.groups import RunGroup, group_runs
 from toolemu.reporting.judges import Member, collect_members
 from toolemu.reporting.model import EpisodeView, RunInfo
 from toolemu.reporting.traces import TraceStore
-from toolemu.robust.models import RobustSummary
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
 from toolemu.specs.lint import risk_category
@@ -181,7 +180,7 @@ def _run_info(group: RunGroup, logs: list[RunLog], scorers: list[str], notes: li
 
     # The command's budget use, from run.json; a combined run's shards each have their own, in their run.json.
     meta = logs[0].meta
-    budget = BudgetUse.from_dict(meta.budget).line() if len(logs) == 1 and meta and meta.budget else ""
+    budget = meta.budget.line() if len(logs) == 1 and meta and meta.budget else ""
     evaluator = next(
         (ev.evaluator_model for run in logs for evs in run.evaluations.values() for ev in evs if ev.evaluator_model),
         "",

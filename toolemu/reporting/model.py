@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from toolemu import SCHEMA_VERSION
 from toolemu.log import Score, Step
-from toolemu.robust.models import RobustSummary
+from toolemu.log.robust import RobustSummary
 from toolemu.scorers.base import MetricInfo
 
 Interval = tuple[float, float]

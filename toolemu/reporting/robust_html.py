@@ -4,10 +4,10 @@ Every string that came from a file (run names, case names, model names, notes) g
 
 from __future__ import annotations
 
+from toolemu.log.robust import Rate
 from toolemu.reporting.html import _ci, _pct, e
 from toolemu.reporting.judges_html import _table, _td
 from toolemu.reporting.model import Report
-from toolemu.robust.models import Rate
 
 
 def _rate(r: Rate) -> str:

@@ -116,5 +116,5 @@ def rerun(
         state, hub, config, getattr(agent, "format", config.agent_format), output, status, error, started, policies
     )
     traj.emulator_id = emulator.config_id
-    traj.models["emulator"] = emulator.model.options.describe()
+    traj.models["emulator"] = emulator.model.options.description()
     return traj, replay

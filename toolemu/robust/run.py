@@ -2,7 +2,7 @@
 say which failures stand.
 
     <out>/seed-<i>/       a run folder per seed (trajectories.jsonl, run.json, the eval files): read_run reads it
-    <out>/robust.json     the summary (toolemu.robust.models.RobustSummary); `toolemu report RUN` shows it when
+    <out>/robust.json     the summary (toolemu.log.robust.RobustSummary); `toolemu report RUN` shows it when
                           <out> is RUN/robust
 
 The models are the run's own, as its records name them (the agent, the user, the judge with its samples), unless
@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -28,6 +27,7 @@ from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ResponseCache, UsageTracker, build_chat_model
 from toolemu.llm.model import ChatFactory
+from toolemu.llm.options import ModelDescription
 from toolemu.llm.registry import get_provider
 from toolemu.llm.secrets import load_dotenv_file
 from toolemu.log import (
@@ -35,18 +35,21 @@ from toolemu.log import (
     TRAJECTORIES,
     Evaluation,
     JsonlWriter,
+    RobustTrace,
+    RobustWorld,
+    RunConfig,
     RunLog,
     Trajectory,
     read_meta,
     read_run,
     write_json_atomic,
 )
+from toolemu.log.robust import Rerun, RobustEpisode, RobustSummary
 from toolemu.paths import DEFAULT_TOOLKITS
 from toolemu.robust.episode import ReseededEmulator, rerun
 from toolemu.robust.failures import Judged, hinge, judged_episodes, judged_with
-from toolemu.robust.models import Rerun, RobustEpisode, RobustSummary
 from toolemu.robust.stats import case_sensitivity, robust_rates, tally
-from toolemu.runner import RunConfig, prepare_dump_dir
+from toolemu.runner import prepare_dump_dir
 from toolemu.scorers import get_scorer
 from toolemu.scorers.attack import ATTACK
 from toolemu.scorers.safety import SAFETY
@@ -61,36 +64,26 @@ RERUN_TEMPERATURE = 0.7  # the emulator's, where the run's was 0: at 0 a new see
 EPISODE_ROLES = ("agent", "user", "evaluator", "monitor")
 
 
-class RobustConfig(RunConfig):
-    """A seed folder's settings: the run's own, plus which world it is; a resume must match both."""
-
-    recorded: dict[str, Any] = {}
-    robust: dict[str, Any] = {}
-
-    def identity(self) -> dict[str, Any]:
-        return {**self.recorded, "robust": self.robust}
-
-
 def default_out(run: Path) -> Path:
     return run / ROBUST_DIR if run.is_dir() else run.with_name(f"{run.stem}_{ROBUST_DIR}")
 
 
-def _recorded_judge(run: RunLog) -> tuple[dict[str, Any], int]:
+def _recorded_judge(run: RunLog) -> tuple[ModelDescription | None, int]:
     """The headline judge's model settings and samples per trajectory, as its evaluations recorded them."""
     for eval_type in (SAFETY.eval_type, ATTACK.eval_type, *run.evaluations):
         for ev in run.evaluations.get(eval_type, []):
-            if ev.status == "ok" and ev.evaluator:
-                samples = (ev.judge.get("parameters") or {}).get("samples") or len(ev.samples) or 1
+            if ev.status == "ok" and ev.evaluator is not None:
+                samples = (ev.judge.parameters.get("samples") if ev.judge else None) or len(ev.samples) or 1
                 return ev.evaluator, int(samples)
-    return {}, 1
+    return None, 1
 
 
-def _options(recorded: dict[str, Any] | None, settings: LLMSettings, role: str) -> ModelOptions:
+def _options(recorded: ModelDescription | None, settings: LLMSettings, role: str) -> ModelOptions:
     """A role's model: the command line's where it names one (or --model), else the run's as recorded."""
-    if settings.model or role in settings.role_models or not recorded:
+    if settings.model or role in settings.role_models or recorded is None:
         return settings.options_for(role)
     try:
-        opts = ModelOptions.model_validate(recorded)
+        opts = ModelOptions.model_validate(recorded.model_dump(mode="json"))
     except ValidationError:
         return settings.options_for(role)
     connection = {"api_key_env": settings.api_key_env, "timeout": settings.timeout}
@@ -110,20 +103,28 @@ def _hub(options: dict[str, ModelOptions], settings: LLMSettings, chat_factory: 
     return ModelHub(options, cache, UsageTracker(settings.budget()), chat_factory)
 
 
-def _episode_config(run: RunLog, first: Trajectory) -> tuple[EpisodeConfig, dict[str, Any], list[str]]:
-    recorded = dict(run.meta.config) if run.meta is not None else {}
-    recorded.pop("shard", None)  # the re-runs are one folder, whatever shard the failure came from
-    user = recorded.get("user") or {}
-    config = EpisodeConfig(
-        run_id="",
-        agent_type=recorded.get("agent_type") or first.agent_type or "naive",
-        agent_format=recorded.get("agent_format") or first.agent_format or "auto",
-        simulator_type=recorded.get("simulator_type") or first.simulator_type or "adv_thought",
-        max_iterations=int(recorded.get("max_iterations") or 15),
-        user=bool(user),
-        max_user_turns=int(user.get("max_user_turns", 5)) if isinstance(user, dict) else 5,
+def _recorded_config(run: RunLog, first: Trajectory) -> RunConfig:
+    """The run's settings as run.json records them; a dump without one (ToolEmu's): as its first record says. The
+    re-runs are one folder, whatever shard the failure came from."""
+    if run.meta is not None:
+        return run.meta.config.model_copy(update={"shard": None})
+    return RunConfig(
+        agent_type=first.agent_type or "naive",
+        agent_format=first.agent_format or "auto",
+        simulator_type=first.simulator_type or "adv_thought",
     )
-    return config, recorded, list(recorded.get("gates") or [])
+
+
+def _episode_config(recorded: RunConfig) -> EpisodeConfig:
+    return EpisodeConfig(
+        run_id="",
+        agent_type=recorded.agent_type,
+        agent_format=recorded.agent_format,
+        simulator_type=recorded.simulator_type,
+        max_iterations=recorded.max_iterations,
+        user=recorded.user,
+        max_user_turns=recorded.max_user_turns,
+    )
 
 
 def _case_and_kits(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) -> tuple[Case, list, list]:
@@ -154,10 +155,10 @@ def _scorer_names(run: RunLog) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _same_settings(seed_dir: Path, identity: RobustConfig) -> None:
+def _same_settings(seed_dir: Path, identity: RunConfig) -> None:
     """A seed folder resumes only the re-runs of the same run, emulator, seed and temperature."""
     run_file = seed_dir / RUN_FILE
-    if run_file.is_file() and read_meta(run_file).config != identity.identity():
+    if run_file.is_file() and not read_meta(run_file).config.same_run(identity):
         message = "expected re-runs of the same run and emulator settings to resume; use another --out for these"
         raise InputError.single(run_file, message, field="config")
 
@@ -195,7 +196,8 @@ def robust_failures(
     failures = [j for j in judged if j.failed]
     out = out or default_out(run)
     first = recorded_run.trajectories[0]
-    config, recorded, gate_specs = _episode_config(recorded_run, first)
+    recorded = _recorded_config(recorded_run, first)
+    config, gate_specs = _episode_config(recorded), recorded.gates
     judge, samples = _recorded_judge(recorded_run)
     options = {
         "default": settings.options_for("default"),
@@ -217,10 +219,8 @@ def robust_failures(
     for seed in range(1, seeds + 1) if failures else ():
         seed_dir = out / f"seed-{seed}"
         emulator_options = options[f"emulator@{seed}"]
-        identity = RobustConfig(
-            recorded=recorded,
-            robust={"source": source, "seed": seed, "emulator": emulator_options.describe()},
-        )
+        world = RobustWorld(source=source, seed=seed, emulator=emulator_options.description())
+        identity = recorded.model_copy(update={"robust": world})
         plan = {"expected_pairs": [list(f.key) for f in failures], "models": {r: o.model for r, o in options.items()}}
         _same_settings(seed_dir, identity)
         run_id, done, _ = prepare_dump_dir(seed_dir, identity, plan)  # set-aside lines are kept there
@@ -234,7 +234,7 @@ def robust_failures(
             traj, replay = rerun(
                 failure.trajectory, case, case_kits, user_kits, hub, emulator, seed_config, fixed, gates, factory
             )
-            traj.robust = {"source": source, "seed": seed, "hinge": why, "original": failure.reasons, **replay}
+            traj.robust = RobustTrace(source=source, seed=seed, hinge=why, original=failure.reasons, **replay)
             return traj
 
         todo = [f for f in failures if f.key not in done]
@@ -249,16 +249,15 @@ def robust_failures(
 
 def _rerun_of(traj: Trajectory, evaluations: dict[str, list[Evaluation]], seed: int) -> Rerun:
     scored = judged_with(traj, evaluations)
-    robust = traj.robust or {}
-    stopped = robust.get("stopped_at")
+    robust = traj.robust or RobustTrace()
     return Rerun(
         seed=seed,
         status=traj.status,
         safety=scored.safety,
         attack=scored.attack,
         failed=scored.failed if (scored.safety is not None or scored.attack is not None) else None,
-        replayed=int(robust.get("replayed", 0)),
-        stopped_at=stopped["step"] + 1 if isinstance(stopped, dict) else None,
+        replayed=robust.replayed,
+        stopped_at=robust.stopped_at.step + 1 if robust.stopped_at is not None else None,
     )
 
 

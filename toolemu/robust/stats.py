@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 
+from toolemu.log.robust import CaseSensitivity, Rate, RobustEpisode, Verdict
 from toolemu.reporting.stats import bootstrap_mean_ci
-from toolemu.robust.models import CaseSensitivity, Rate, RobustEpisode, Verdict
 
 Rule = Callable[[int, int], bool]  # (reproduced, judged re-runs) -> robust
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolemu.robust.models import Rate, RobustSummary
+from toolemu.log.robust import Rate, RobustSummary
 
 
 def rate_text(r: Rate) -> str:

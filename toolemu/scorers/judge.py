@@ -171,9 +171,9 @@ class LLMJudge:
             "case_idx": trajectory.case_idx,
             "trial": trajectory.trial,
             "trajectory_started_at": trajectory.started_at,
-            "evaluator": model.options.describe() if model else {},
+            "evaluator": model.options.description() if model else None,
             "judge_id": judge.id if judge else "",
-            "judge": judge.model_dump(mode="json") if judge else {},
+            "judge": judge,
             "started_at": now(),
         }
 
@@ -206,9 +206,7 @@ class LLMJudge:
             usage.add(reply.usage)
             drawn.append(self.to_sample(reply.value, trajectory))
             details.append(self.details(reply.value, trajectory))
-        common: dict[str, Any] = dict(
-            samples=drawn, sample_errors=failures, usage=usage.to_dict(), cost_usd=usage.cost_usd
-        )
+        common: dict[str, Any] = dict(samples=drawn, sample_errors=failures, usage=usage, cost_usd=usage.cost_usd)
         if not drawn:
             return Evaluation(**base, **common, status="error", error=failures[-1], finished_at=now())
         label = majority_label(drawn, self.info)

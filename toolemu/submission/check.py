@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolemu import __version__
-from toolemu.log import Trajectory
+from toolemu.llm.options import ModelDescription
+from toolemu.log import RunConfig, Trajectory
 from toolemu.paths import ASSETS
 from toolemu.reporting import build_report
 from toolemu.reporting.load import LoadedRun
@@ -143,11 +144,13 @@ def _check_scores(runs: list[LoadedRun], out: Checked) -> None:
             )
 
 
+def _settings(described: ModelDescription | None) -> dict[str, Any]:
+    data = described.model_dump(mode="json") if described is not None else {}
+    return {k: data[k] for k in MODEL_KEYS if data.get(k) is not None}
+
+
 def _role(traj: Trajectory, role: str) -> RoleSettings:
-    settings = traj.models.get(role) or {}
-    return RoleSettings(
-        model=traj.model_of(role), settings={k: settings.get(k) for k in MODEL_KEYS if settings.get(k) is not None}
-    )
+    return RoleSettings(model=traj.model_of(role), settings=_settings(traj.models.get(role)))
 
 
 def _evaluator(runs: list[LoadedRun]) -> dict[str, list[str]]:
@@ -157,11 +160,8 @@ def _evaluator(runs: list[LoadedRun]) -> dict[str, list[str]]:
         for source in run.sources or []:
             for evaluations in source.evaluations.values():
                 for ev in evaluations:
-                    if ev.status in ("ok", "error") and ev.evaluator:
-                        role = RoleSettings(
-                            model=ev.evaluator_model,
-                            settings={k: ev.evaluator.get(k) for k in MODEL_KEYS if ev.evaluator.get(k) is not None},
-                        )
+                    if ev.status in ("ok", "error") and ev.evaluator is not None:
+                        role = RoleSettings(model=ev.evaluator_model, settings=_settings(ev.evaluator))
                         text = role.model_dump_json()
                         if run.info.run not in found[text]:
                             found[text].append(run.info.run)
@@ -211,17 +211,20 @@ def _check_settings(runs: list[LoadedRun], out: Checked) -> None:
                 if run.info.run not in runs_with:
                     runs_with.append(run.info.run)
     configs: dict[str, list[str]] = defaultdict(list)
+    typed: dict[str, RunConfig | None] = {}
     for run in runs:
-        config = dict(run.log.meta.config) if run.log is not None and run.log.meta is not None else {}
-        config.pop("shard", None)
-        configs[json.dumps(config, sort_keys=True)].append(run.info.run)
+        recorded = run.log.meta.config if run.log is not None and run.log.meta is not None else None
+        ident = recorded.model_copy(update={"shard": None}).identity() if recorded is not None else {}
+        key = json.dumps(ident, sort_keys=True)
+        configs[key].append(run.info.run)
+        typed.setdefault(key, recorded)
     agent = _one("agent (model, settings, type, format)", roles["agent"], out)
     emulator = _one("emulator (model, settings, type)", roles["emulator"], out)
     evaluator = _one("judge (model, settings)", _evaluator(runs), out)
     config = _one("run configuration (max_iterations, gates)", configs, out)
     if None in (agent, emulator, evaluator, config):
         return
-    a, e, c = json.loads(agent), json.loads(emulator), json.loads(config)  # type: ignore[arg-type]
+    a, e, c = json.loads(agent), json.loads(emulator), typed[config]  # type: ignore[arg-type,index]
     out.settings = SubmissionSettings(
         agent=RoleSettings(model=a["model"], settings=a["settings"]),
         agent_type=a["agent_type"],
@@ -229,8 +232,8 @@ def _check_settings(runs: list[LoadedRun], out: Checked) -> None:
         emulator=RoleSettings(model=e["model"], settings=e["settings"]),
         simulator_type=e["simulator_type"],
         evaluator=RoleSettings.model_validate_json(evaluator),  # type: ignore[arg-type]
-        max_iterations=c.get("max_iterations"),
-        gates=list(c.get("gates") or []),
+        max_iterations=c.max_iterations if c is not None else None,
+        gates=list(c.gates) if c is not None else [],
     )
 
 
