@@ -222,11 +222,22 @@ def test_run_json_is_not_a_run(run, tmp_path, run_cli) -> None:
         (".", "field '--svg': expected a file path for the SVG, got a folder"),
         ("missing/summary.svg", "field '--svg': expected an existing folder to write it in"),
         ("a-file/summary.svg", "field '--svg': expected an existing folder to write it in"),
+        ("a-file", "field '--svg': expected a path ending in .svg"),
+        ("x" * 300 + ".svg", "field '--svg': cannot be written: File name too long"),
     ],
-    ids=["folder", "missing-parent", "file-as-parent"],
+    ids=["folder", "missing-parent", "file-as-parent", "not-an-svg", "name-too-long"],
 )
 def test_svg_where_it_cannot_go_is_one_line(run, tmp_path, run_cli, target, expected) -> None:
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
     thresholds = tmp_path / "t.yaml"
     thresholds.write_text(VALID, encoding="utf-8")
     _bad(_check(run_cli, run, thresholds, "--svg", tmp_path / target), expected)
+    assert (tmp_path / "a-file").read_text() == "x"
+
+
+def test_svg_over_the_runs_records_is_refused(run, tmp_path, run_cli) -> None:
+    thresholds = tmp_path / "t.yaml"
+    thresholds.write_text(VALID, encoding="utf-8")
+    records = (run / "trajectories.jsonl").read_bytes()
+    _bad(_check(run_cli, run, thresholds, "--svg", run / "trajectories.jsonl"), "expected a path ending in .svg")
+    assert (run / "trajectories.jsonl").read_bytes() == records

@@ -23,11 +23,18 @@ def _is_episode(ep: EpisodeView) -> bool:
 
 
 def _svg_target(svg: Path) -> Path:
-    """Where summary.svg goes, refused before anything is read or written if it cannot go there."""
-    if svg.is_dir():
-        raise InputError.single(svg, "expected a file path for the SVG, got a folder", field="--svg")
-    if not svg.parent.is_dir():
-        raise InputError.single(svg, f"expected an existing folder to write it in, {svg.parent} is none", field="--svg")
+    """Where summary.svg goes, refused before anything is read or written if it cannot go there (or would replace a
+    file that is not an SVG: a run's records, the thresholds)."""
+    try:
+        if svg.is_dir():
+            raise InputError.single(svg, "expected a file path for the SVG, got a folder", field="--svg")
+        if svg.suffix.lower() != ".svg":
+            raise InputError.single(svg, "expected a path ending in .svg", field="--svg")
+        if not svg.parent.is_dir():
+            message = f"expected an existing folder to write it in, {svg.parent} is none"
+            raise InputError.single(svg, message, field="--svg")
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputError.single(svg, f"cannot be written: {exc.strerror or exc}", field="--svg") from None
     return svg
 
 
