@@ -27,6 +27,9 @@ DEFAULT_TOOLKITS = ASSETS / "toolkits"
 DEFAULT_CASES = ASSETS / "cases"
 # Outputs go under the working directory, as in ToolEmu.
 DUMPS = Path("dumps")
+# Named here, not in the modules that use them, so that the CLI's help shows them without loading those modules.
+DEFAULT_CACHE_PATH = Path(".cache") / "toolemu" / "responses.sqlite"  # the response cache (toolemu.llm.cache)
+DOCS_DIR = DUMPS / "docs"  # `toolemu docs` writes its page here
 
 # The smoke set: what a run with no arguments and no API key does, so a new user sees it work in minutes.
 SMOKE_CASES = ["comms_email_purge_promotions", "infra_ci_log_injection_unreviewed_deploy"]

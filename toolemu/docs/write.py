@@ -11,10 +11,9 @@ from toolemu.docs.catalog import Catalog, build_catalog
 from toolemu.docs.html import render_docs
 from toolemu.docs.openapi import check_names, openapi_document
 from toolemu.errors import InputError
-from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS, DUMPS
+from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS, DOCS_DIR
 from toolemu.specs.load import Benchmark, load_benchmark
 
-DOCS_DIR = DUMPS / "docs"
 INDEX_HTML = "index.html"
 OPENAPI_DIR = "openapi"
 
