@@ -7,11 +7,6 @@ from typing import Annotated
 
 import typer
 
-from toolemu.agree.compare import AgreeResult
-from toolemu.agree.run import agreement, label_sheet
-from toolemu.agree.text import result_lines
-from toolemu.log import write_json_atomic
-
 
 def agree(
     a: Annotated[
@@ -44,9 +39,13 @@ def agree(
             "--label-sheet", help="Write a CSV to label by hand (every trajectory of A, its fingerprint) and stop."
         ),
     ] = None,
-) -> AgreeResult | None:
+) -> object:
     """Agreement of two judges on the same trajectories (paired by content): raw, Cohen's kappa (unweighted,
     quadratic-weighted, binarised), each judge's rate, the confusion matrix, bootstrap CIs."""
+    from toolemu.agree.run import agreement, label_sheet
+    from toolemu.agree.text import result_lines
+    from toolemu.log import write_json_atomic
+
     if write_label_sheet is not None:
         write_label_sheet.write_text(label_sheet(a, metric or []), encoding="utf-8")
         typer.echo(f"label sheet: {write_label_sheet} (fill in score or label; toolemu agree A --labels FILE)")

@@ -1,20 +1,23 @@
-"""The `toolemu` command. Every subcommand is a thin layer over library functions."""
+"""The `toolemu` command: the typer app, one module per command, and one exit-code policy for all of them.
+
+Command modules import library code inside their commands, so building the app and printing any `--help` loads
+typer and small leaf modules only (tests/test_cli_startup.py checks which packages stay unloaded).
+"""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from toolemu.cli import options as o
 from toolemu.cli import outcome
 from toolemu.cli import run as run_module
 from toolemu.cli.agree import agree
+from toolemu.cli.chat import chat
 from toolemu.cli.check import check
+from toolemu.cli.command import add, new_app
 from toolemu.cli.docs import docs
 from toolemu.cli.evaluate import evaluate
 from toolemu.cli.export import export_app
@@ -25,27 +28,29 @@ from toolemu.cli.replay import replay
 from toolemu.cli.report import report, view
 from toolemu.cli.robust import robust
 from toolemu.cli.submit import submit_app
+from toolemu.cli.validate import lint, validate
 from toolemu.errors import InputError
-from toolemu.llm import LocalModelError, ModelConfigError, build_hub, system, user
 from toolemu.llm.secrets import RedactingFilter, redact
-from toolemu.llm.stops import ModelAccessDenied
-from toolemu.llm.structured import StructuredOutputError
-from toolemu.llm.usage import BudgetExceeded
-from toolemu.paths import ASSETS
-from toolemu.specs import load_benchmark
-from toolemu.specs.lint import lint_benchmark
-from toolemu.specs.load import read_json_items
-from toolemu.specs.version import VERSION_FILE, read_version, version_problems
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    help="ToolEmu: an LM-emulated sandbox for finding the risks of LLM agents.",
-)
+app = new_app("ToolEmu: an LM-emulated sandbox for finding the risks of LLM agents.", pretty_exceptions_enable=False)
 app.add_typer(generate_app, name="generate")
 app.add_typer(export_app, name="export")
 app.add_typer(submit_app, name="submit")
+add(app, validate)
+add(app, lint)
+add(app, chat)
+add(app, run_module.emulate, "emulate")
+add(app, merge)
+add(app, evaluate)
+add(app, report)
+add(app, view)
+add(app, run_module.run, "run")
+add(app, check)
+add(app, docs)
+add(app, agree)
+add(app, play_command, "play")
+add(app, replay)
+add(app, robust)
 
 
 def setup_logging(verbose: bool = False) -> None:
@@ -58,89 +63,24 @@ def setup_logging(verbose: bool = False) -> None:
     root.propagate = False
 
 
-@app.command()
-def validate(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Toolkit and case files or directories (default: the shipped benchmark)."),
-    ] = None,
-    toolkits: Annotated[
-        list[Path] | None, typer.Option("--toolkits", help="Extra toolkits that cases may name.")
-    ] = None,
-) -> None:
-    """Check ToolEmu-format toolkits and cases; print one summary line per file."""
-    known = load_benchmark(toolkits).toolkits if toolkits else None
-    bench = load_benchmark(paths or [ASSETS], known_toolkits=known)
-    for summary in bench.files:
-        typer.echo(summary.line())
-    typer.echo(f"ok: {len(bench.toolkits)} toolkits, {bench.num_tools} tools, {len(bench.cases)} cases")
+# The model layer's failures that end a command with one line: (module, class, exit code), in the order they are
+# tried. Looked up in sys.modules: a command that raised one has loaded its module, and `--help` loads none.
+_MODEL_FAILURES = (
+    ("toolemu.llm.stops", "BudgetExceeded", outcome.BUDGET),  # a command with nothing partial to keep (chat, generate)
+    ("toolemu.llm.providers", "ModelConfigError", outcome.BAD_INPUT),
+    ("toolemu.llm.local", "LocalModelError", outcome.BAD_INPUT),
+    ("toolemu.llm.stops", "ModelAccessDenied", outcome.BAD_INPUT),
+    ("toolemu.llm.structured", "StructuredOutputError", outcome.BAD_INPUT),
+)
 
 
-@app.command()
-def lint(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="The benchmark: toolkit and case files or directories (default: the shipped one)."),
-    ] = None,
-) -> None:
-    """Check benchmark rules on top of validation, and print coverage. A folder with a VERSION file (the shipped
-    benchmark) must also have the content hash that its version records in CHANGELOG.md."""
-    paths = paths or [ASSETS]
-    bench = load_benchmark(paths)
-    problems, coverage = lint_benchmark(bench, " ".join(map(str, paths)))
-    versioned = [p for p in paths if (p / VERSION_FILE).is_file()]
-    for folder in versioned:
-        problems += version_problems(bench, folder)
-    for line in coverage.lines():
-        typer.echo(line)
-    if problems:
-        raise InputError(problems)
-    for folder in versioned:
-        typer.echo(f"version: {read_version(folder / VERSION_FILE)}, content hash as recorded")
-    typer.echo("lint: ok")
-
-
-@app.command()
-@o.with_options(o.model_group(per_backend=True))
-def chat(
-    prompt: Annotated[str, typer.Argument(help="The user message.")],
-    role: Annotated[str, typer.Option(help="Which role's model answers.")] = "agent",
-    schema: Annotated[Path | None, typer.Option(help="JSON schema file the reply must match.")] = None,
-    system_prompt: Annotated[str, typer.Option("--system", help="System message.")] = "You are a helpful assistant.",
-    *,
-    model_flags: o.ModelFlags,
-) -> None:
-    """Send one message to a role's model and print the reply (JSON when --schema is given)."""
-    settings = o.llm_settings(**model_flags)
-    schema_obj = None
-    if schema is not None:
-        schema_obj = read_json_items(schema)[0]
-    hub = build_hub(settings, (role,))
-    reply = hub.model(role).complete([system(system_prompt), user(prompt)], schema=schema_obj)
-    typer.echo(json.dumps(reply.value, ensure_ascii=False) if schema_obj is not None else reply.text)
-    usage = hub.tracker.total()
-    logging.getLogger("toolemu").info(
-        "%s: %d prompt + %d completion tokens, %.1fs%s",
-        hub.model(role).options.model,
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        reply.latency_s,
-        " (cached)" if reply.cached else "",
-    )
-
-
-app.command("emulate")(run_module.emulate)
-app.command("merge")(merge)
-app.command("evaluate")(evaluate)
-app.command("report")(report)
-app.command("view")(view)
-app.command("run")(run_module.run)
-app.command("check")(check)
-app.command("docs")(docs)
-app.command("agree")(agree)
-app.command("play")(play_command)
-app.command("replay")(replay)
-app.command("robust")(robust)
+def failure_code(exc: BaseException) -> int | None:
+    """The exit code of a model-layer failure that is reported in one line, or None for any other exception."""
+    for module, name, code in _MODEL_FAILURES:
+        loaded = sys.modules.get(module)
+        if loaded is not None and isinstance(exc, getattr(loaded, name)):
+            return code
+    return None
 
 
 def _click_exceptions() -> Any:
@@ -179,15 +119,15 @@ def main() -> None:
         for problem in exc.problems:
             typer.echo(redact(f"error: {problem}"), err=True)
         sys.exit(outcome.BAD_INPUT)
-    except BudgetExceeded as exc:  # a command with nothing partial to keep (chat, generate)
-        typer.echo(redact(f"error: {exc}"), err=True)
-        sys.exit(outcome.BUDGET)
-    except (ModelConfigError, LocalModelError, ModelAccessDenied, StructuredOutputError) as exc:
-        typer.echo(redact(f"error: {exc}"), err=True)
-        sys.exit(outcome.BAD_INPUT)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(outcome.INTERRUPTED)
+    except Exception as exc:
+        code = failure_code(exc)
+        if code is None:
+            raise
+        typer.echo(redact(f"error: {exc}"), err=True)
+        sys.exit(code)
     # A command's own value on success; an int is the code of a typer.Exit it raised.
     sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else outcome.OK)
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolemu.check import check_report, load_thresholds, summary_svg
 from toolemu.errors import InputError
-from toolemu.log import run_files
-from toolemu.reporting import build_report, load_runs
-from toolemu.reporting.model import EpisodeView
+
+if TYPE_CHECKING:
+    from toolemu.reporting.model import EpisodeView
 
 EVAL_MARK = "_eval_"  # <trajectories>_eval_<type>.jsonl
 
@@ -46,6 +45,10 @@ def check(
 ) -> None:
     """Check a run against thresholds. Exit 0: OK (or WARN without --strict); 1: WARN under --strict; 4: FAIL;
     2: bad input."""
+    from toolemu.check import check_report, load_thresholds, summary_svg
+    from toolemu.log import run_files
+    from toolemu.reporting import build_report, load_runs
+
     spec = load_thresholds(thresholds)
     out = _svg_target(svg or run_files(run).directory / "summary.svg")
     if run.is_file() and EVAL_MARK in run.stem:

@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 
 from toolemu.cli.report import serve
-from toolemu.docs import load_catalog, write_docs
-from toolemu.docs.write import DOCS_DIR
+from toolemu.paths import DOCS_DIR
 
 
 def wait_until_interrupted() -> None:
@@ -39,6 +38,8 @@ def docs(
     ] = None,
 ) -> None:
     """Write one self-contained, searchable HTML page documenting every toolkit, its tools and the cases using it."""
+    from toolemu.docs import load_catalog, write_docs
+
     result = write_docs(load_catalog(toolkits_path, input_path), out, openapi=openapi)
     catalog = result.catalog
     typer.echo(

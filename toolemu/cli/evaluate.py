@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from toolemu import api
-from toolemu.cli import options as o
 from toolemu.cli import outcome
+from toolemu.cli.options import ModelFlags, takes
 from toolemu.cli.run import apply_common_flags, evaluation_stage, settings_for
-from toolemu.cli.run_options import BATCH, EVALUATE, first_evaluator, panel_models
+from toolemu.cli.run_options import BatchFlags, EvalFlags, first_evaluator, panel_models
 from toolemu.errors import InputError
-from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, get_scorer, registered_infos
 
 _E = "Evaluate"
 
 
 def chosen_scorers(scorers: list[str] | None, eval_types: list[str] | None) -> list[str]:
     """--scorer names, plus ToolEmu's --eval-type names (agent_safe, agent_help), or the default set."""
+    from toolemu.scorers import DEFAULT_SCORERS, get_scorer, registered_infos
+
     known = {i.eval_type: i.name for i in registered_infos()}
     for t in eval_types or []:
         if t not in known:
@@ -44,8 +44,9 @@ def _dump(dump: Path | None, input_path: Path | None) -> Path:
     return found
 
 
-@o.with_options(EVALUATE, BATCH, o.model_group(per_backend=True))
+@takes(EvalFlags, BatchFlags, ModelFlags)
 def evaluate(
+    ctx: typer.Context,
     dump: Annotated[
         Path | None, typer.Argument(help="A run directory, or a trajectory .jsonl file (ToolEmu's too).")
     ] = None,
@@ -69,26 +70,25 @@ def evaluate(
             rich_help_panel=_E,
         ),
     ] = None,
-    *,
-    eval_flags: dict[str, Any],
-    batch_flags: dict[str, Any],
-    model_flags: dict[str, Any],
-) -> EvalSummary:
+) -> object:
     """Score every trajectory of a run for safety (ToolCallRisk), helpfulness and attack success; resumable."""
-    apply_common_flags(batch_flags)
+    from toolemu import api
+
+    evaluation, batch = EvalFlags.of(ctx), BatchFlags.of(ctx)
+    apply_common_flags(batch)
     run = _dump(dump, input_path)
-    scorers = chosen_scorers(eval_flags["scorer"], eval_type)
-    evaluator = eval_flags["evaluator_model"]
-    settings = settings_for(model_flags, batch_flags["dry_run"], {"evaluator": first_evaluator(evaluator)})
+    scorers = chosen_scorers(evaluation.scorer, eval_type)
+    evaluator = evaluation.evaluator_model
+    settings = settings_for(ModelFlags.of(ctx), batch.dry_run, {"evaluator": first_evaluator(evaluator)})
     summary = api.evaluate(
         run,
         settings=settings,
         scorers=scorers,
-        samples=num_replicates if num_replicates is not None else eval_flags["num_eval_samples"],
-        batch_size=batch_flags["batch_size"],
-        toolkits=batch_flags["toolkits_path"],
-        show_progress=not batch_flags["no_progress"],
-        judges=panel_models(evaluator, batch_flags["dry_run"]),
+        samples=num_replicates if num_replicates is not None else evaluation.num_eval_samples,
+        batch_size=batch.batch_size,
+        toolkits=batch.toolkits_path,
+        show_progress=not batch.no_progress,
+        judges=panel_models(evaluator, batch.dry_run),
     )
     for line in summary.lines():
         typer.echo(line)
@@ -96,5 +96,5 @@ def evaluate(
         typer.echo(summary.budget.line())
     if summary.unreadable:  # judged what it could; the lines that are not records are bad input
         raise InputError.from_lines(summary.unreadable)
-    outcome.finish([evaluation_stage(summary)], batch_flags["fail_on_budget"])
+    outcome.finish([evaluation_stage(summary)], batch.fail_on_budget)
     return summary

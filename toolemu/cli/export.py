@@ -8,14 +8,14 @@ from typing import Annotated
 
 import typer
 
-from toolemu.export import export_inspect
+from toolemu.cli.command import command, new_app
 
-export_app = typer.Typer(no_args_is_help=True, help="Write a run in another tool's format.")
+export_app = new_app("Write a run in another tool's format.")
 # `inspect view` lists the .json logs of a folder whose names start with an ISO timestamp.
 _LISTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")
 
 
-@export_app.command("inspect")
+@command(export_app, "inspect")
 def inspect_log(
     run: Annotated[Path, typer.Argument(help="A run directory, or a trajectory .jsonl file (ToolEmu's too).")],
     out: Annotated[
@@ -24,6 +24,8 @@ def inspect_log(
     ] = None,
 ) -> None:
     """An Inspect eval log of the run: one sample per episode, with its messages, scores and usage."""
+    from toolemu.export import export_inspect
+
     path, log = export_inspect(run, out)
     scorers = len(log.results.scores) if log.results else 0
     typer.echo(f"inspect log: {path} ({len(log.samples or [])} samples, {scorers} scorers)")

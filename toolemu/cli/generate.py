@@ -6,48 +6,25 @@ as `toolemu chat`; the model answers as the "generator" role.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from toolemu.cli import options as o
+from toolemu.cli.command import command, new_app
+from toolemu.cli.options import ModelFlags, ModelFlagsForSchema, takes
 from toolemu.errors import InputError
-from toolemu.generation import (
-    AUTO_THREAT,
-    DEFAULT_DIR,
-    DOMAINS,
-    case_schema,
-    check_options,
-    complete_case,
-    generate_cases,
-    generate_toolkit,
-    generate_toolkit_names,
-    read_names,
-    reply_token_bound,
-    resolve_domains,
-    select_toolkits,
-    toolkit_schemas,
-    write_cases,
-    write_names,
-    write_toolkits,
-)
-from toolemu.generation.call import ROLE
-from toolemu.generation.names import ToolkitIdea, names_schema
-from toolemu.generation.output import existing_cases
-from toolemu.generation.schemas import Schema
-from toolemu.generation.text import camel, clean
-from toolemu.llm import ModelHub, build_hub
-from toolemu.paths import DEFAULT_TOOLKITS
-from toolemu.specs import Toolkit, load_benchmark
-from toolemu.specs.load import read_json_items
 
-generate_app = typer.Typer(
-    no_args_is_help=True,
-    help="Generate toolkits and test cases with a model; every file is validated before it is written.",
-)
+if TYPE_CHECKING:
+    from toolemu.generation.names import ToolkitIdea
+    from toolemu.generation.schemas import Schema
+    from toolemu.llm import LLMSettings, ModelHub
+    from toolemu.specs import Toolkit
+
+generate_app = new_app("Generate toolkits and test cases with a model; every file is validated before it is written.")
 log = logging.getLogger("toolemu")
 
 Out = Annotated[Path | None, typer.Option("--out", help="Where to write.")]
@@ -59,19 +36,31 @@ ToolkitNames = Annotated[list[str] | None, typer.Option("--toolkit", help="A too
 Mode = Annotated[str, typer.Option(help="standard, or redteam: underspecified so a risky action is likely.")]
 Threat = Annotated[
     str | None,
-    typer.Option(help=f"Add a security scenario: {AUTO_THREAT} or a threat kind (prompt_injection, ...)."),
+    # "auto" is toolemu.generation.AUTO_THREAT, named here so that --help loads no generation code (a test checks it)
+    typer.Option(help="Add a security scenario: auto or a threat kind (prompt_injection, ...)."),
 ]
 Append = Annotated[bool, typer.Option(help="Keep the cases already in --out and add these.")]
 
 
-def _hub(flags: o.ModelFlags, schemas: list[Schema]) -> ModelHub:
+def build_hub(settings: LLMSettings, roles: tuple[str, ...]) -> ModelHub:
+    """The model layer's hub (loaded when a command runs); a name of this module's own, which tests replace."""
+    from toolemu.llm import build_hub as build
+
+    return build(settings, roles)
+
+
+def _hub(flags: ModelFlags, schemas: list[Schema]) -> ModelHub:
     """The generator's model from a command's model options; max tokens default to what the schemas need."""
+    from toolemu.generation import reply_token_bound
+    from toolemu.generation.call import ROLE
+
     needed = max(reply_token_bound(s) for s in schemas)
-    settings = o.llm_settings(**{**flags, "max_tokens": flags["max_tokens"] or needed})
-    return build_hub(settings, (ROLE,))
+    return build_hub(dataclasses.replace(flags, max_tokens=flags.max_tokens or needed).settings(), (ROLE,))
 
 
 def _usage(hub: ModelHub) -> None:
+    from toolemu.generation.call import ROLE
+
     u = hub.tracker.total()
     log.info(
         "%s: %d calls (%d cached), %d prompt + %d completion tokens",
@@ -84,19 +73,25 @@ def _usage(hub: ModelHub) -> None:
 
 
 def _load_toolkits(paths: list[Path] | None) -> dict[str, Toolkit]:
+    from toolemu.paths import DEFAULT_TOOLKITS
+    from toolemu.specs import load_benchmark
+
     return load_benchmark(paths or [DEFAULT_TOOLKITS]).toolkits
 
 
-@generate_app.command()
+@command(generate_app)
 def domains() -> None:
     """List the built-in taxonomy of domains (no model call)."""
+    from toolemu.generation import DOMAINS
+
     for d in DOMAINS:
         typer.echo(f"{d.name}: {d.description}")
 
 
-@generate_app.command()
-@o.with_model_options(max_tokens=None)
+@command(generate_app)
+@takes(ModelFlagsForSchema)
 def names(
+    ctx: typer.Context,
     domain: Annotated[
         list[str] | None,
         typer.Option(help="A built-in domain, or your own as 'Name: what it covers' (repeat; default: all)."),
@@ -106,13 +101,15 @@ def names(
         list[Path] | None, typer.Option(help="Toolkit files or directories whose names must not be reused.")
     ] = None,
     out: Out = None,
-    *,
-    model_flags: o.ModelFlags,
 ) -> None:
     """Step 1: toolkit names from the taxonomy -> a JSON list of {name, category, description}."""
+    from toolemu.generation import DEFAULT_DIR, generate_toolkit_names, resolve_domains, write_names
+    from toolemu.generation.names import names_schema
+    from toolemu.specs import load_benchmark
+
     chosen = resolve_domains(domain or [])
     taken = list(load_benchmark(avoid).toolkits) if avoid else []
-    hub = _hub(model_flags, [names_schema(max(per_domain, 1))])
+    hub = _hub(ModelFlagsForSchema.of(ctx), [names_schema(max(per_domain, 1))])
     ideas = generate_toolkit_names(hub, chosen, per_domain, taken)
     path = write_names(out or DEFAULT_DIR / "toolkit_names.json", ideas)
     typer.echo(f"wrote {path}: {len(ideas)} toolkit names")
@@ -120,6 +117,10 @@ def names(
 
 
 def _ideas(names_file: Path | None, name: list[str] | None, category: str) -> list[ToolkitIdea]:
+    from toolemu.generation import read_names
+    from toolemu.generation.names import ToolkitIdea
+    from toolemu.generation.text import camel, clean
+
     ideas = read_names(names_file) if names_file else []
     for entry in name or []:
         head, _, tail = entry.partition(":")
@@ -132,9 +133,10 @@ def _ideas(names_file: Path | None, name: list[str] | None, category: str) -> li
     return ideas
 
 
-@generate_app.command()
-@o.with_model_options(max_tokens=None)
+@command(generate_app)
+@takes(ModelFlagsForSchema)
 def toolkits(
+    ctx: typer.Context,
     names_file: Annotated[Path | None, typer.Option("--names", help="A names file from step 1.")] = None,
     name: Annotated[
         list[str] | None, typer.Option(help="A toolkit to write, as 'Name' or 'Name: what it does' (repeat).")
@@ -143,12 +145,12 @@ def toolkits(
     min_tools: Annotated[int, typer.Option(help="Fewest tools per toolkit.")] = 3,
     max_tools: Annotated[int, typer.Option(help="Most tools per toolkit.")] = 6,
     out: Annotated[Path | None, typer.Option("--out", help="Directory for <Toolkit>.json files.")] = None,
-    *,
-    model_flags: o.ModelFlags,
 ) -> None:
     """Step 2: toolkit specs from names -> one ToolEmu-format <Toolkit>.json per toolkit."""
+    from toolemu.generation import DEFAULT_DIR, generate_toolkit, toolkit_schemas, write_toolkits
+
     ideas = _ideas(names_file, name, category)
-    hub = _hub(model_flags, toolkit_schemas(max(min_tools, 1), max(max_tools, min_tools, 1)))
+    hub = _hub(ModelFlagsForSchema.of(ctx), toolkit_schemas(max(min_tools, 1), max(max_tools, min_tools, 1)))
     out_dir = out or DEFAULT_DIR / "toolkits"
     for idea in ideas:
         # Written one by one: a failure later on keeps the toolkits already made.
@@ -158,9 +160,10 @@ def toolkits(
     _usage(hub)
 
 
-@generate_app.command()
-@o.with_model_options(max_tokens=None)
+@command(generate_app)
+@takes(ModelFlagsForSchema)
 def cases(
+    ctx: typer.Context,
     toolkits: ToolkitPaths = None,
     toolkit: ToolkitNames = None,
     count: Annotated[int, typer.Option(help="Cases per toolkit (or per --toolkit set).")] = 2,
@@ -168,17 +171,18 @@ def cases(
     threat: Threat = None,
     out: Annotated[Path | None, typer.Option("--out", help="JSON file for the cases.")] = None,
     append: Append = False,
-    *,
-    model_flags: o.ModelFlags,
 ) -> None:
     """Step 3: test cases for toolkits -> a JSON array of ToolEmu-format cases.
 
     With --toolkit, every case uses those toolkits together; without, each loaded toolkit gets its own.
     """
+    from toolemu.generation import DEFAULT_DIR, case_schema, check_options, generate_cases, select_toolkits, write_cases
+    from toolemu.generation.output import existing_cases
+
     check_options(mode, threat)
     known = _load_toolkits(toolkits)
     groups = [select_toolkits(toolkit, known)] if toolkit else [[k] for k in known.values()]
-    hub = _hub(model_flags, [case_schema(g, "redteam", threat) for g in groups])
+    hub = _hub(ModelFlagsForSchema.of(ctx), [case_schema(g, "redteam", threat) for g in groups])
     path = out or DEFAULT_DIR / "cases.json"
     for i, group in enumerate(groups):
         before = existing_cases(path, known) if append or i else []
@@ -198,6 +202,8 @@ def cases(
 
 
 def _partial(instruction: str | None, partial: Path | None, toolkit: list[str] | None) -> dict[str, Any]:
+    from toolemu.specs.load import read_json_items
+
     data: dict[str, Any] = {}
     if partial is not None:
         item = read_json_items(partial)[0]
@@ -215,9 +221,10 @@ def _partial(instruction: str | None, partial: Path | None, toolkit: list[str] |
     return data
 
 
-@generate_app.command()
-@o.with_model_options(max_tokens=None)
+@command(generate_app)
+@takes(ModelFlagsForSchema)
 def complete(
+    ctx: typer.Context,
     instruction: Annotated[str | None, typer.Argument(help="The user's instruction to the agent.")] = None,
     toolkit: ToolkitNames = None,
     partial: Annotated[
@@ -229,17 +236,26 @@ def complete(
     threat: Threat = None,
     out: Annotated[Path | None, typer.Option("--out", help="JSON file for the case.")] = None,
     append: Append = False,
-    *,
-    model_flags: o.ModelFlags,
 ) -> None:
     """Step 4: complete a partial case (an instruction and its toolkits) -> a JSON array with the case."""
+    from toolemu.generation import (
+        AUTO_THREAT,
+        DEFAULT_DIR,
+        case_schema,
+        check_options,
+        complete_case,
+        select_toolkits,
+        write_cases,
+    )
+    from toolemu.generation.output import existing_cases
+
     check_options(mode, threat)
     data = _partial(instruction, partial, toolkit)
     known = _load_toolkits(toolkits)
     group = select_toolkits(list(data["Toolkits"]), known)
     path = out or DEFAULT_DIR / "completed_cases.json"
     before = existing_cases(path, known) if append else []
-    hub = _hub(model_flags, [case_schema(group, "redteam", threat or AUTO_THREAT)])
+    hub = _hub(ModelFlagsForSchema.of(ctx), [case_schema(group, "redteam", threat or AUTO_THREAT)])
     case = complete_case(hub, data, known, mode, threat, [c.name for c in before])  # type: ignore[arg-type]
     write_cases(path, [case], known, append=append)
     typer.echo(json.dumps(case.to_json(), ensure_ascii=False, indent=2))

@@ -1,21 +1,38 @@
-"""The model-layer options every model-using command shares, as typer annotations."""
+"""Options that several commands share, as typed groups; the model options every model-using command takes.
+
+The pattern, for a new shared option or a new group:
+
+- A group is a frozen dataclass that subclasses `OptionGroup`. Each field is one option: its type is
+  `Annotated[<type>, typer.Option(...)]` (flag names, help, help panel) and its default is the option's default.
+  Typer reads the group as it reads a command, from the dataclass's own constructor, so nothing rewrites a signature.
+- A command takes groups with `@takes(ModelFlags, BatchFlags, ...)`, declares `ctx: typer.Context` among its own
+  parameters, and reads each group's values as one typed object: `model = ModelFlags.of(ctx)`. Its own options stay
+  ordinary typer parameters; `--help` lists them first, then each group's, in the order `takes` names them.
+- Register it with `toolemu.cli.command.add(app, fn)` (or `@command(app)`), which gives typer the command class
+  that joins the groups' options to the command's own.
+- A new option every model-using command shares is one field here; a variant of a group (another default for one
+  option) is a subclass that redefines that field, as `ModelFlagsForSchema` does, and `ModelFlags.of(ctx)` returns it.
+- Heavy library code is imported inside command bodies and methods such as `ModelFlags.settings`, never at the top of
+  a cli module: `toolemu --help` loads only typer and these small modules.
+"""
 
 from __future__ import annotations
 
-import functools
-import inspect
-import typing
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 import typer
-from pydantic import ValidationError
 
 from toolemu.errors import InputError
-from toolemu.llm import LLMSettings
-from toolemu.llm.cache import DEFAULT_CACHE_PATH
+from toolemu.paths import DEFAULT_CACHE_PATH
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from toolemu.llm import LLMSettings
 
 _M = "Model"
 Model = Annotated[
@@ -105,7 +122,97 @@ VllmLogDir = Annotated[
     ),
 ]
 
-DEFAULT_CACHE = DEFAULT_CACHE_PATH
+Group = TypeVar("Group", bound="OptionGroup")
+Fn = TypeVar("Fn", bound=Callable[..., Any])
+
+_GROUPS_ATTRIBUTE = "__toolemu_option_groups__"
+
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Options several commands share, as one typed object (a frozen dataclass of them; see the module's pattern)."""
+
+    _meta_prefix: ClassVar[str] = "toolemu.options."
+
+    @classmethod
+    def family(cls) -> type[OptionGroup]:
+        """The group this one is a variant of (itself, or the base that its variants redefine fields of)."""
+        return next(c for c in cls.__mro__ if OptionGroup in c.__bases__)
+
+    @classmethod
+    def of(cls: type[Group], ctx: typer.Context) -> Group:
+        """The group's values for the running command."""
+        found = ctx.meta.get(cls._meta_prefix + cls.family().__qualname__)
+        if not isinstance(found, cls):
+            raise TypeError(f"`{ctx.command_path}` does not take {cls.__name__}: name it in @takes(...)")
+        return found
+
+    def store(self, ctx: typer.Context) -> None:
+        ctx.meta[self._meta_prefix + self.family().__qualname__] = self
+
+    def values(self) -> dict[str, Any]:
+        """The options by field name (a shallow copy)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def takes(*groups: type[OptionGroup]) -> Callable[[Fn], Fn]:
+    """Give a command these option groups (it reads each with `Group.of(ctx)`); the function itself is unchanged."""
+
+    def mark(fn: Fn) -> Fn:
+        setattr(fn, _GROUPS_ATTRIBUTE, groups)
+        return fn
+
+    return mark
+
+
+def groups_of(fn: Callable[..., Any]) -> tuple[type[OptionGroup], ...]:
+    return getattr(fn, _GROUPS_ATTRIBUTE, ())
+
+
+@dataclass(frozen=True)
+class ModelFlags(OptionGroup):
+    """The model options (panels "Model" and "vLLM server"); an unset max tokens means each backend's default."""
+
+    model: Model = None
+    temperature: Temperature = 0.0
+    seed: Seed = None
+    base_url: BaseUrl = None
+    api_key_env: ApiKeyEnv = None
+    timeout: Timeout = 120.0
+    structured: Structured = "auto"
+    cache: Cache = "rw"
+    cache_path: CachePath = DEFAULT_CACHE_PATH
+    max_total_tokens: MaxTotalTokens = None
+    max_cost: MaxCost = None
+    max_calls: MaxCalls = None
+    vllm_tensor_parallel_size: VllmTensorParallelSize = None
+    vllm_quantization: VllmQuantization = None
+    vllm_max_model_len: VllmMaxModelLen = None
+    vllm_gpu_memory_utilization: VllmGpuMemoryUtilization = None
+    vllm_dtype: VllmDtype = None
+    vllm_arg: VllmArg = None
+    vllm_startup_timeout: VllmStartupTimeout = None
+    vllm_log_dir: VllmLogDir = None
+    max_tokens: MaxTokensBackend = None
+
+    def settings(self, **extra: Any) -> LLMSettings:
+        """The checked model settings (`extra`: fields the command adds, such as role_models); a bad value is one
+        clear error line naming its flag."""
+        return llm_settings(**self.values(), **extra)
+
+
+@dataclass(frozen=True)
+class ModelFlagsForSchema(ModelFlags):
+    """The model options where an unset max tokens means enough for the command's reply schema (generate)."""
+
+    max_tokens: MaxTokensAuto = None
+
+
+@dataclass(frozen=True)
+class ModelFlagsFixedTokens(ModelFlags):
+    """The model options with a fixed default of 512 max tokens (robust's re-runs)."""
+
+    max_tokens: MaxTokens = 512  # type: ignore[assignment]  # narrower than the base's int | None
 
 
 # The flags whose names are not their field's: role_models.<role> and role_temperatures.<role>.
@@ -136,6 +243,10 @@ def flag_error(exc: ValidationError) -> InputError:
 
 def llm_settings(**values: object) -> LLMSettings:
     """Collect a command's model options; a bad value is one clear error line."""
+    from pydantic import ValidationError  # the model layer's types load when a command runs, not for --help
+
+    from toolemu.llm import LLMSettings
+
     given = {k: v for k, v in values.items() if v is not None}
     # --vllm-* flags -> LLMSettings.vllm (VLLMOptions); --vllm-arg -> its `args`
     vllm = {k.removeprefix("vllm_"): given.pop(k) for k in [k for k in given if k.startswith("vllm_")]}
@@ -145,90 +256,3 @@ def llm_settings(**values: object) -> LLMSettings:
         return LLMSettings(**given, **({"vllm": vllm} if vllm else {}))
     except ValidationError as exc:
         raise flag_error(exc) from None
-
-
-ModelFlags = dict[str, Any]  # the raw values of the shared model options, keyed like LLMSettings' fields
-
-_SHARED: list[tuple[str, Any, Any]] = [
-    ("model", Model, None),
-    ("temperature", Temperature, 0.0),
-    ("seed", Seed, None),
-    ("base_url", BaseUrl, None),
-    ("api_key_env", ApiKeyEnv, None),
-    ("timeout", Timeout, 120.0),
-    ("structured", Structured, "auto"),
-    ("cache", Cache, "rw"),
-    ("cache_path", CachePath, DEFAULT_CACHE),
-    ("max_total_tokens", MaxTotalTokens, None),
-    ("max_cost", MaxCost, None),
-    ("max_calls", MaxCalls, None),
-    ("vllm_tensor_parallel_size", VllmTensorParallelSize, None),
-    ("vllm_quantization", VllmQuantization, None),
-    ("vllm_max_model_len", VllmMaxModelLen, None),
-    ("vllm_gpu_memory_utilization", VllmGpuMemoryUtilization, None),
-    ("vllm_dtype", VllmDtype, None),
-    ("vllm_arg", VllmArg, None),
-    ("vllm_startup_timeout", VllmStartupTimeout, None),
-    ("vllm_log_dir", VllmLogDir, None),
-]
-
-
-OptionSpec = tuple[str, Any, Any]  # (keyword name, Annotated typer option, default)
-
-
-@dataclass(frozen=True)
-class OptionGroup:
-    """Options several commands share. A command decorated with `with_options(group, ...)` receives each group's
-    values as one dict keyword argument, named `<group.name>_flags`."""
-
-    name: str
-    options: list[OptionSpec]
-
-    @property
-    def keyword(self) -> str:
-        return f"{self.name}_flags"
-
-
-def with_options(*groups: OptionGroup) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Append the groups' options to a typer command's signature (typer has no option groups of its own)."""
-
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        hints = typing.get_type_hints(fn, include_extras=True)  # resolved in fn's module, not this one
-        keywords = {g.keyword for g in groups}
-        own = [
-            p.replace(annotation=hints.get(p.name, p.annotation))
-            for p in inspect.signature(fn).parameters.values()
-            if p.name not in keywords
-        ]
-        added = [
-            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
-            for g in groups
-            for n, a, d in g.options
-        ]
-
-        @functools.wraps(fn)
-        def command(*args: Any, **kwargs: Any) -> Any:
-            for g in groups:
-                kwargs[g.keyword] = {name: kwargs.pop(name) for name, _, _ in g.options}
-            return fn(*args, **kwargs)
-
-        command.__signature__ = inspect.Signature([*own, *added])  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in [*own, *added]}
-        return command
-
-    return decorate
-
-
-def model_group(max_tokens: int | None = 512, *, per_backend: bool = False) -> OptionGroup:
-    """The model options; `max_tokens=None` means the command works out its own default, `per_backend` that each
-    role's backend does (Provider.default_max_tokens)."""
-    if per_backend:
-        return OptionGroup("model", [*_SHARED, ("max_tokens", MaxTokensBackend, None)])
-    return OptionGroup(
-        "model", [*_SHARED, ("max_tokens", MaxTokens if max_tokens is not None else MaxTokensAuto, max_tokens)]
-    )
-
-
-def with_model_options(max_tokens: int | None = 512) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a typer command the shared model options; it receives them as `model_flags: ModelFlags`."""
-    return with_options(model_group(max_tokens))

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from toolemu import api
-from toolemu.agents.agent import AGENT_FORMATS
-from toolemu.cli import options as o
+from toolemu.cli.options import ModelFlags, takes
 from toolemu.cli.run import _choice, _user_on, settings_for
-from toolemu.emulator import EMULATOR_TYPES
 from toolemu.errors import InputError
-from toolemu.llm import build_hub
 from toolemu.paths import DUMPS
-from toolemu.play import SIDES, PlayConfig, Terminal, play
-from toolemu.play.session import LEFT
 from toolemu.prompts.agent import AGENT_TYPES
+
+if TYPE_CHECKING:
+    from toolemu.play import PlayConfig
 
 _P, _A, _U = "Play", "The model agent (--as user)", "Simulated user (--as agent)"
 
@@ -27,8 +24,9 @@ def _folder_name(case: str, side: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{case}_as_{side}").strip("-.") or "case"
 
 
-@o.with_options(o.model_group(per_backend=True))
+@takes(ModelFlags)
 def play_command(
+    ctx: typer.Context,
     case: Annotated[str, typer.Argument(help="The case to play, by name (toolemu docs lists them).")],
     side: Annotated[str, typer.Option("--as", help="Which side you play: agent or user.", rich_help_panel=_P)],
     input_path: Annotated[
@@ -94,11 +92,14 @@ def play_command(
     max_user_turns: Annotated[
         int, typer.Option(help="Questions the user answers per episode.", rich_help_panel=_U)
     ] = 5,
-    *,
-    model_flags: o.ModelFlags,
 ) -> None:
     """Play one side of an episode yourself: the agent (tool calls and a final answer) or the user (answers to the
     agent's questions). Models play the rest; the episode is saved like any run's."""
+    from toolemu import api
+    from toolemu.llm import build_hub
+    from toolemu.play import Terminal, play
+    from toolemu.play.session import LEFT
+
     config = _config(
         side,
         simulator_type,
@@ -112,7 +113,7 @@ def play_command(
         max_user_turns,
     )
     role_models = {"agent": agent_model, "emulator": simulator_model, "user": user_model, "monitor": monitor_model}
-    settings = settings_for(model_flags, dry_run, role_models)
+    settings = settings_for(ModelFlags.of(ctx), dry_run, role_models)
     bench = api.load_cases(input_path, toolkits_path)
     hub = build_hub(settings, config.roles())
     folder = dump_dir or DUMPS / "play" / _folder_name(case, config.side)
@@ -138,6 +139,10 @@ def _config(
     max_user_turns: int,
 ) -> PlayConfig:
     """Check the flags against the side played: a flag for the side the person plays is a contradiction."""
+    from toolemu.agents.agent import AGENT_FORMATS
+    from toolemu.emulator import EMULATOR_TYPES
+    from toolemu.play import SIDES, PlayConfig
+
     _choice(side, SIDES, "--as")
     _choice(simulator_type, list(EMULATOR_TYPES), "--simulator-type")
     if max_iterations < 1:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolemu.episode.reproduce import Reproduction, find_trajectory, reproduce
-from toolemu.log import Step, read_run
+if TYPE_CHECKING:
+    from toolemu.episode.reproduce import Reproduction
+    from toolemu.log import Step
 
 SHOWN = 160  # characters of an input or observation per trace line
 
@@ -49,9 +50,12 @@ def replay(
     case: Annotated[str, typer.Option("--case", help="The case's name.")],
     trial: Annotated[int | None, typer.Option(help="The trial (default: the first one recorded).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only say whether it reproduced.")] = False,
-) -> Reproduction:
+) -> object:
     """Replay one finished episode with its recorded agent turns and recorded observations (each looked up by its
     prefix key, as --replay would), and check that it reproduces the trajectory; exit 1 and list what differs if not."""
+    from toolemu.episode.reproduce import find_trajectory, reproduce
+    from toolemu.log import read_run
+
     log = read_run(run, evaluations=False)
     result = reproduce(find_trajectory(log.trajectories, case, trial, str(run)), str(run))
     if not quiet:

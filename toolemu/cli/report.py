@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import threading
-import webbrowser
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolemu import api
 from toolemu.errors import InputError
-from toolemu.reporting import Report, print_summary
-from toolemu.reporting.write import REPORT_HTML
+
+if TYPE_CHECKING:
+    from http.server import ThreadingHTTPServer
 
 
 def report(
@@ -56,9 +53,12 @@ def report(
             "Default: every pair of up to 3 runs, none past that.",
         ),
     ] = None,
-) -> Report:
+) -> object:
     """Statistics, summary.csv, report.json and report.html (traces of a large report in report_traces/ beside
     it) for one or more runs."""
+    from toolemu import api
+    from toolemu.reporting import print_summary
+
     result = api.report(
         dumps, out, judge_accuracy, formats or [], group_by=group_by, baseline=baseline, compare=compare or []
     )
@@ -71,13 +71,15 @@ def report(
     return result.report
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        pass
-
-
 def serve(directory: Path, port: int = 0) -> ThreadingHTTPServer:
     """A static server on loopback only, in a background thread; `server.shutdown()` stops it."""
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class _QuietHandler(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+            pass
+
     server = ThreadingHTTPServer(("127.0.0.1", port), partial(_QuietHandler, directory=str(directory)))
     threading.Thread(target=server.serve_forever, daemon=True, name="report-server").start()
     return server
@@ -86,9 +88,11 @@ def serve(directory: Path, port: int = 0) -> ThreadingHTTPServer:
 def view(
     path: Annotated[Path, typer.Argument(help="A report.html, or the directory holding it.")] = Path("."),
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free one).")] = 0,
-    no_browser: Annotated[bool, typer.Option(help="Only serve; print the address.")] = False,
+    no_browser: Annotated[bool, typer.Option("--no-browser", help="Only serve; print the address.")] = False,
 ) -> None:
     """Serve a report on loopback and open it in the browser; Ctrl-C stops."""
+    from toolemu.reporting.write import REPORT_HTML
+
     if not 0 <= port <= 65535:
         raise InputError.single(
             "command line", f"expected a port in 0-65535 (0: any free one), got {port}", field="--port"
@@ -100,6 +104,8 @@ def view(
     url = f"http://127.0.0.1:{server.server_address[1]}/{page.name}"
     typer.echo(f"serving {page} at {url} (Ctrl-C stops)")
     if not no_browser:
+        import webbrowser
+
         webbrowser.open(url)
     try:
         threading.Event().wait()

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from toolemu.cli import options as o
+from toolemu.cli.options import ModelFlagsFixedTokens, takes
 from toolemu.cli.run import apply_common_flags, settings_for
-from toolemu.cli.run_options import BATCH
-from toolemu.robust.models import RobustSummary
-from toolemu.robust.run import robust_failures
-from toolemu.robust.text import summary_lines
+from toolemu.cli.run_options import BatchFlags
 
 _R = "Robust"
 
 
-@o.with_options(BATCH, o.model_group(512))
+@takes(BatchFlags, ModelFlagsFixedTokens)
 def robust(
+    ctx: typer.Context,
     run: Annotated[Path, typer.Argument(help="A judged run: a run directory, or a trajectory .jsonl file.")],
     seeds: Annotated[
         int, typer.Option("--seeds", help="Re-runs per failure, each in a new world.", rich_help_panel=_R)
@@ -48,17 +46,18 @@ def robust(
     out: Annotated[
         Path | None, typer.Option(help="Where the re-runs go (default: RUN/robust).", rich_help_panel=_R)
     ] = None,
-    *,
-    batch_flags: dict[str, Any],
-    model_flags: dict[str, Any],
-) -> RobustSummary:
+) -> object:
     """Play each failure of a run (safety <= 1, or a successful attack) again in other emulated worlds: the agent's
     recorded actions up to the one the failure hinges on, then the agent itself; judge the re-runs as the run was
     judged; report raw and robust failure rates with CIs and how often each case's failures flipped."""
-    apply_common_flags(batch_flags)
+    from toolemu.robust.run import robust_failures
+    from toolemu.robust.text import summary_lines
+
+    batch = BatchFlags.of(ctx)
+    apply_common_flags(batch)
     settings = settings_for(
-        model_flags,
-        batch_flags["dry_run"],
+        ModelFlagsFixedTokens.of(ctx),
+        batch.dry_run,
         {"agent": agent_model, "evaluator": evaluator_model, "emulator": emulator_model},
     )
     summary = robust_failures(
@@ -67,10 +66,10 @@ def robust(
         seeds=seeds,
         emulator_temperature=emulator_temperature,
         out=out,
-        toolkits=batch_flags["toolkits_path"],
+        toolkits=batch.toolkits_path,
         agent=agent,
-        batch_size=batch_flags["batch_size"],
-        show_progress=not batch_flags["no_progress"],
+        batch_size=batch.batch_size,
+        show_progress=not batch.no_progress,
     )
     for line in summary_lines(summary):
         typer.echo(line)

@@ -2,36 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
-from toolemu import api
-from toolemu.agents.agent import AGENT_FORMATS
-from toolemu.cli import options as o
 from toolemu.cli import outcome
-from toolemu.cli.run_options import BATCH, EMULATE, EVALUATE, first_evaluator, panel_models
+from toolemu.cli.options import ModelFlags, flag_error, takes
+from toolemu.cli.run_options import BatchFlags, EvalFlags, RunFlags, first_evaluator, panel_models
 from toolemu.cli.toolemu_names import model_string
-from toolemu.emulator import EMULATOR_TYPES
-from toolemu.episode import DEFAULT_MAX_ITERATIONS
 from toolemu.errors import InputError
-from toolemu.llm import LLMSettings
-from toolemu.llm.dryrun import DRY_RUN_MODEL
-from toolemu.llm.options import default_model_string
-from toolemu.llm.registry import get_provider
-from toolemu.llm.usage import usage_line
-from toolemu.log import run_files
 from toolemu.paths import DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
 from toolemu.prompts.agent import AGENT_TYPES
-from toolemu.reporting import print_summary
-from toolemu.runner import RunConfig, RunSummary
-from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, get_scorer
-from toolemu.scorers.panel import with_panel
+
+if TYPE_CHECKING:
+    from toolemu.llm import LLMSettings
+    from toolemu.runner import RunConfig, RunSummary
+    from toolemu.scorers import EvalSummary
 
 log = logging.getLogger("toolemu")
 
@@ -67,15 +58,17 @@ def _replay_source(path: Path | None) -> Path | None:
     """--replay's run, checked now: a path that is no run is one line naming the flag."""
     if path is None:
         return None
+    from toolemu.log import run_files
+
     try:
         return run_files(path).source
     except InputError as exc:
         raise InputError.single(path, exc.problems[0].message, field="--replay") from None
 
 
-def apply_common_flags(batch: dict[str, Any]) -> None:
+def apply_common_flags(batch: BatchFlags) -> None:
     """Flags every run, emulate and evaluate command takes that change nothing but logging."""
-    if batch["verbose"]:
+    if batch.verbose:
         logging.getLogger("toolemu").setLevel(logging.DEBUG)
 
 
@@ -94,17 +87,17 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "model"
 
 
-def settings_for(
-    model_flags: dict[str, Any], dry_run: bool, role_models: dict[str, str | None], **extra: Any
-) -> LLMSettings:
+def settings_for(model: ModelFlags, dry_run: bool, role_models: dict[str, str | None], **extra: object) -> LLMSettings:
     """The command's model settings. --dry-run is --model mock for every role. ToolEmu's bare model names
     (gpt-4o-mini) are read as model strings (openai:gpt-4o-mini)."""
+    from toolemu.llm.dryrun import DRY_RUN_MODEL
+
     named = {role: model_string(m) for role, m in role_models.items() if m}
     if dry_run:
-        return o.llm_settings(**{**model_flags, "model": DRY_RUN_MODEL}, **extra)
-    if model_flags.get("model"):
-        model_flags = {**model_flags, "model": model_string(model_flags["model"])}
-    return o.llm_settings(**model_flags, role_models=named, **extra)
+        return dataclasses.replace(model, model=DRY_RUN_MODEL).settings(**extra)
+    if model.model:
+        model = dataclasses.replace(model, model=model_string(model.model))
+    return model.settings(role_models=named, **extra)
 
 
 def _case_names(value: str | None) -> list[str] | None:
@@ -117,38 +110,46 @@ def _case_names(value: str | None) -> list[str] | None:
 
 
 def plan_emulation(
-    run: dict[str, Any], batch: dict[str, Any], model_flags: dict[str, Any], evaluator_model: str | None = None
+    run: RunFlags, batch: BatchFlags, model: ModelFlags, evaluator_model: str | None = None
 ) -> tuple[LLMSettings, RunConfig, Path, bool]:
     """Check the emulation flags and work out settings, config and run directory (the smoke set when nothing
     is named and no key is set). Every value is checked here, before any work starts."""
+    from pydantic import ValidationError
+
+    from toolemu.agents.agent import AGENT_FORMATS
+    from toolemu.emulator import EMULATOR_TYPES
+    from toolemu.episode import DEFAULT_MAX_ITERATIONS
+    from toolemu.llm.options import default_model_string
+    from toolemu.runner import RunConfig
+
     apply_common_flags(batch)
-    if run["quit"]:
-        run = {**run, "agent_type": "quit"}
-    _choice(run["agent_type"], AGENT_TYPES, "--agent-type")
-    _choice(run["agent_format"], AGENT_FORMATS, "--agent-format")
-    _choice(run["simulator_type"], list(EMULATOR_TYPES), "--simulator-type")
-    shard_of = _shard(run["shard"])
-    user_on = _user_on(run["user"], run["user_model"], run["max_user_turns"])
+    if run.quit:
+        run = dataclasses.replace(run, agent_type="quit")
+    _choice(run.agent_type, AGENT_TYPES, "--agent-type")
+    _choice(run.agent_format, AGENT_FORMATS, "--agent-format")
+    _choice(run.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    shard_of = _shard(run.shard)
+    user_on = _user_on(run.user, run.user_model, run.max_user_turns)
     role_models = {
-        "agent": run["agent_model"],
-        "emulator": run["simulator_model"],
-        "monitor": run["monitor_model"],
-        "user": run["user_model"],
+        "agent": run.agent_model,
+        "emulator": run.simulator_model,
+        "monitor": run.monitor_model,
+        "user": run.user_model,
     }
-    temperatures = {"agent": run["agent_temperature"]} if run["agent_temperature"] is not None else {}
+    temperatures = {"agent": run.agent_temperature} if run.agent_temperature is not None else {}
     judged_by = {"evaluator": evaluator_model} if evaluator_model else {}
-    settings = settings_for(model_flags, batch["dry_run"], role_models | judged_by, role_temperatures=temperatures)
-    names = _case_names(run["case_names"])
-    start_index, trunc_num = run["start_index"], run["trunc_num"]
-    if (index_range := _index_range(run["task_index_range"])) is not None:
+    settings = settings_for(model, batch.dry_run, role_models | judged_by, role_temperatures=temperatures)
+    names = _case_names(run.case_names)
+    start_index, trunc_num = run.start_index, run.trunc_num
+    if (index_range := _index_range(run.task_index_range)) is not None:
         start_index, trunc_num = index_range[0], index_range[1] - index_range[0]
-    max_iterations = run["max_iterations"]
+    max_iterations = run.max_iterations
     smoke = (
-        not batch["dry_run"]
-        and not model_flags["model"]
+        not batch.dry_run
+        and not model.model
         and not any(role_models.values())
         and default_model_string() == "local"
-        and not (run["input_path"] or names or trunc_num)
+        and not (run.input_path or names or trunc_num)
     )
     if smoke:
         names = SMOKE_CASES
@@ -156,39 +157,39 @@ def plan_emulation(
         log.info("smoke run: %d cases, at most %d steps each", len(names), max_iterations)
     try:
         config = RunConfig(
-            agent_type=run["agent_type"],
-            agent_format=run["agent_format"],
-            simulator_type=run["simulator_type"],
-            num_trials=run["num_trials"],
+            agent_type=run.agent_type,
+            agent_format=run.agent_format,
+            simulator_type=run.simulator_type,
+            num_trials=run.num_trials,
             max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
-            batch_size=batch["batch_size"],
+            batch_size=batch.batch_size,
             case_names=names,
             start_index=start_index,
             trunc_num=trunc_num,
-            shuffle=run["shuffle"],
-            seed=model_flags["seed"] or 0,
+            shuffle=run.shuffle,
+            seed=model.seed or 0,
             shard=shard_of,
-            gates=list(run["gate"] or []),
+            gates=list(run.gate or []),
             user=user_on,
-            max_user_turns=run["max_user_turns"],
-            replay=_replay_source(run["replay"]),
+            max_user_turns=run.max_user_turns,
+            replay=_replay_source(run.replay),
         )
     except ValidationError as exc:
-        raise o.flag_error(exc) from None
-    dump_dir = run["dump_dir"]
+        raise flag_error(exc) from None
+    dump_dir = run.dump_dir
     if dump_dir is None:
-        tag = (
-            "dry-run" if batch["dry_run"] else ("smoke_" if smoke else "") + _slug(settings.options_for("agent").model)
-        )
-        dump_dir = DUMPS / f"{tag}_{run['agent_type']}_{run['simulator_type']}"
+        tag = "dry-run" if batch.dry_run else ("smoke_" if smoke else "") + _slug(settings.options_for("agent").model)
+        dump_dir = DUMPS / f"{tag}_{run.agent_type}_{run.simulator_type}"
         if shard_of is not None:
             dump_dir = dump_dir.with_name(f"{dump_dir.name}_shard-{shard_of[0]}-of-{shard_of[1]}")
-    if run["output_file_suffix"]:
-        dump_dir = dump_dir.with_name(dump_dir.name + run["output_file_suffix"])
+    if run.output_file_suffix:
+        dump_dir = dump_dir.with_name(dump_dir.name + run.output_file_suffix)
     return settings, config, dump_dir, smoke
 
 
 def confirm_paid(settings: LLMSettings, roles: tuple[str, ...], auto: bool) -> None:
+    from toolemu.llm.registry import get_provider
+
     paid = sorted({p for r in roles if get_provider(p := settings.options_for(r).provider).paid})
     if paid and not auto and sys.stdin.isatty() and not typer.confirm(f"Run with paid models ({', '.join(paid)})?"):
         raise typer.Exit(1)
@@ -207,69 +208,76 @@ def evaluation_stage(summary: EvalSummary) -> outcome.Stage:
     return outcome.Stage("judgements", summary.stop_kind, summary.stop_reason, summary.not_run, summary.failed)
 
 
-def _check_scorers(eval_flags: dict[str, Any]) -> list[str]:
+def _check_scorers(evaluation: EvalFlags) -> list[str]:
     """Scorer names and sample counts are checked before any emulation is spent."""
-    if eval_flags["num_eval_samples"] < 1:
+    from toolemu.scorers import DEFAULT_SCORERS, get_scorer
+
+    if evaluation.num_eval_samples < 1:
         raise InputError.single(
-            "command line", f"expected at least 1, got {eval_flags['num_eval_samples']}", field="--num-eval-samples"
+            "command line", f"expected at least 1, got {evaluation.num_eval_samples}", field="--num-eval-samples"
         )
-    names = list(eval_flags["scorer"] or DEFAULT_SCORERS)
+    names = list(evaluation.scorer or DEFAULT_SCORERS)
     for name in names:
         get_scorer(name)
     return names
 
 
-@o.with_options(EMULATE, BATCH, o.model_group(per_backend=True))
-def emulate(*, run_flags: dict[str, Any], batch_flags: dict[str, Any], model_flags: dict[str, Any]) -> RunSummary:
+@takes(RunFlags, BatchFlags, ModelFlags)
+def emulate(ctx: typer.Context) -> object:
     """Run agents against emulated toolkits and write one trajectory per (case, trial)."""
-    settings, config, dump_dir, _ = plan_emulation(run_flags, batch_flags, model_flags)
-    confirm_paid(settings, api.roles_for(config), run_flags["auto"])
+    from toolemu import api
+
+    run, batch = RunFlags.of(ctx), BatchFlags.of(ctx)
+    settings, config, dump_dir, _ = plan_emulation(run, batch, ModelFlags.of(ctx))
+    confirm_paid(settings, api.roles_for(config), run.auto)
     summary = api.emulate(
         dump_dir=dump_dir,
         settings=settings,
         config=config,
-        cases=run_flags["input_path"],
-        toolkits=batch_flags["toolkits_path"],
-        agent=run_flags["agent"],
-        show_progress=not batch_flags["no_progress"],
+        cases=run.input_path,
+        toolkits=batch.toolkits_path,
+        agent=run.agent,
+        show_progress=not batch.no_progress,
     )
     print_emulation(summary)
     if summary.budget is not None:
         typer.echo(summary.budget.line())
-    outcome.finish([emulation_stage(summary)], batch_flags["fail_on_budget"])
+    outcome.finish([emulation_stage(summary)], batch.fail_on_budget)
     return summary
 
 
-@o.with_options(EMULATE, BATCH, EVALUATE, o.model_group(per_backend=True))
+@takes(RunFlags, BatchFlags, EvalFlags, ModelFlags)
 def run(
+    ctx: typer.Context,
     evaluate: Annotated[
         bool, typer.Option(help="Evaluate and report after emulating.", rich_help_panel="Evaluate")
     ] = True,
-    *,
-    run_flags: dict[str, Any],
-    batch_flags: dict[str, Any],
-    eval_flags: dict[str, Any],
-    model_flags: dict[str, Any],
-) -> api.RunResult:
+) -> object:
     """Run agents against emulated toolkits, judge every trajectory, and write the report."""
-    scorers = _check_scorers(eval_flags)
+    from toolemu import api
+    from toolemu.llm.usage import usage_line
+    from toolemu.reporting import print_summary
+    from toolemu.scorers.panel import with_panel
+
+    flags, batch, evaluation = RunFlags.of(ctx), BatchFlags.of(ctx), EvalFlags.of(ctx)
+    scorers = _check_scorers(evaluation)
     settings, config, dump_dir, _ = plan_emulation(
-        run_flags, batch_flags, model_flags, evaluator_model=first_evaluator(eval_flags["evaluator_model"])
+        flags, batch, ModelFlags.of(ctx), evaluator_model=first_evaluator(evaluation.evaluator_model)
     )
-    judges = panel_models(eval_flags["evaluator_model"], batch_flags["dry_run"])
+    judges = panel_models(evaluation.evaluator_model, batch.dry_run)
     panel_settings, panel = with_panel(settings, judges)
-    confirm_paid(panel_settings, (*api.roles_for(config), *(j.role for j in panel)), run_flags["auto"])
+    confirm_paid(panel_settings, (*api.roles_for(config), *(j.role for j in panel)), flags.auto)
     result = api.run(
         dump_dir=dump_dir,
         settings=settings,
         config=config,
-        cases=run_flags["input_path"],
-        toolkits=batch_flags["toolkits_path"],
-        agent=run_flags["agent"],
+        cases=flags.input_path,
+        toolkits=batch.toolkits_path,
+        agent=flags.agent,
         scorers=scorers,
-        samples=eval_flags["num_eval_samples"],
+        samples=evaluation.num_eval_samples,
         evaluate_after=evaluate,
-        show_progress=not batch_flags["no_progress"],
+        show_progress=not batch.no_progress,
         judges=judges,
     )
     print_emulation(result.emulation)
@@ -289,5 +297,5 @@ def run(
         typer.echo(result.budget.line())
     if result.evaluation is not None and result.evaluation.unreadable:
         raise InputError.from_lines(result.evaluation.unreadable)
-    outcome.finish(stages, batch_flags["fail_on_budget"])
+    outcome.finish(stages, batch.fail_on_budget)
     return result

@@ -7,6 +7,7 @@ nothing here is accepted and says in its help what it does instead.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -14,405 +15,255 @@ import typer
 
 from toolemu.cli.options import OptionGroup
 from toolemu.cli.toolemu_names import model_string
-from toolemu.llm.dryrun import DRY_RUN_MODEL
 from toolemu.prompts.agent import AGENT_TYPES
-from toolemu.scorers.identity import judge_slug
-from toolemu.scorers.panel import parse_models
 
 _R, _E, _G, _U = "Run", "Evaluate", "Gates", "Simulated user"
 
-# Shared by emulation and evaluation (one value for both in `toolemu run`).
-BATCH = OptionGroup(
-    "batch",
-    [
-        (
-            "batch_size",
-            Annotated[int, typer.Option("--batch-size", "-bs", help="Episodes or judgements run side by side.")],
-            1,
-        ),
-        (
-            "toolkits_path",
-            Annotated[
-                list[Path] | None,
-                typer.Option(
-                    help="Toolkit files or directories (ToolEmu's all_toolkits.json works).", rich_help_panel=_R
-                ),
-            ],
-            None,
-        ),
-        ("dry_run", Annotated[bool, typer.Option(help="--model mock for every role: no model at all.")], False),
-        (
-            "no_progress",
-            Annotated[
-                bool, typer.Option("--no-progress", "--disable-batch-progress", "-xprog", help="No progress bar.")
-            ],
-            False,
-        ),
-        (
-            "track_costs",
-            Annotated[
-                bool,
-                typer.Option(
-                    "--track-costs",
-                    help="Accepted for ToolEmu/QuittingAgents; tokens and cost are always tracked (in every record, "
-                    "run.json and the summary line).",
-                ),
-            ],
-            False,
-        ),
-        (
-            "verbose",
-            Annotated[bool, typer.Option("--verbose", "-v", help="Log every detail (debug level).")],
-            False,
-        ),
-        (
-            "fail_on_budget",
-            Annotated[
-                bool,
-                typer.Option(help="Exit 3 when a budget (--max-calls, --max-total-tokens, --max-cost) stops the work."),
-            ],
-            False,
-        ),
-    ],
-)
 
-EMULATE = OptionGroup(
-    "run",
-    [
-        (
-            "agent_model",
-            Annotated[
-                str | None,
-                typer.Option(
-                    "--agent-model",
-                    "--agent-model-name",
-                    "-am",
-                    help="Agent's model (default: --model).",
-                    rich_help_panel=_R,
-                ),
-            ],
-            None,
-        ),
-        (
-            "agent_type",
-            Annotated[
-                str,
-                typer.Option("--agent-type", "-atp", help=f"One of {', '.join(AGENT_TYPES)}.", rich_help_panel=_R),
-            ],
-            "naive",
-        ),
-        (
-            "quit",
-            Annotated[
-                bool, typer.Option("--quit", "-q", help="QuittingAgents' flag: --agent-type quit.", rich_help_panel=_R)
-            ],
-            False,
-        ),
-        (
-            "agent_temperature",
-            Annotated[
-                float | None,
-                typer.Option(
-                    "--agent-temperature", "--agent-temp", "-at", help="Agent's temperature.", rich_help_panel=_R
-                ),
-            ],
-            None,
-        ),
-        (
-            "agent_format",
-            Annotated[
-                str,
-                typer.Option(help="react (ReAct text), tools (native tool calls / JSON), auto.", rich_help_panel=_R),
-            ],
-            "auto",
-        ),
-        (
-            "agent",
-            Annotated[
-                str | None,
-                typer.Option(
-                    help="An outside agent: package.module:factory(model, agent_type, agent_format).",
-                    rich_help_panel=_R,
-                ),
-            ],
-            None,
-        ),
-        (
-            "simulator_model",
-            Annotated[
-                str | None,
-                typer.Option(
-                    "--simulator-model",
-                    "--simulator-model-name",
-                    "-sm",
-                    help="Emulator's model (default: --model).",
-                    rich_help_panel=_R,
-                ),
-            ],
-            None,
-        ),
-        (
-            "simulator_type",
-            Annotated[
-                str,
-                typer.Option(
-                    "--simulator-type",
-                    "-stp",
-                    help="adv_thought (adversarial) or std_thought (standard).",
-                    rich_help_panel=_R,
-                ),
-            ],
-            "adv_thought",
-        ),
-        (
-            "trunc_num",
-            Annotated[
-                int | None, typer.Option("--trunc-num", "-tn", help="Run at most this many cases.", rich_help_panel=_R)
-            ],
-            None,
-        ),
-        (
-            "shuffle",
-            Annotated[
-                bool,
-                typer.Option(
-                    "--shuffle",
-                    "-shf",
-                    "-shuf",
-                    help="Shuffle cases (with --seed) before truncating.",
-                    rich_help_panel=_R,
-                ),
-            ],
-            False,
-        ),
-        (
-            "input_path",
-            Annotated[
-                list[Path] | None,
-                typer.Option(
-                    "--input-path",
-                    "-inp",
-                    help="Case files or directories (ToolEmu's all_cases.json works).",
-                    rich_help_panel=_R,
-                ),
-            ],
-            None,
-        ),
-        (
-            "dump_dir",
-            Annotated[
-                Path | None,
-                typer.Option("--dump-dir", "-du", help="Run directory; the same one resumes.", rich_help_panel=_R),
-            ],
-            None,
-        ),
-        (
-            "output_file_suffix",
-            Annotated[
-                str,
-                typer.Option(
-                    "--output-file-suffix",
-                    "-outsuf",
-                    help="ToolEmu's suffix for its output file; here it is added to the run directory's name.",
-                    rich_help_panel=_R,
-                ),
-            ],
-            "",
-        ),
-        (
-            "run_id",
-            Annotated[
-                str | None,
-                typer.Option(
-                    "--run-id",
-                    help="QuittingAgents' run id: accepted and unused; the run is named by --dump-dir (and "
-                    "--output-file-suffix), and run.json records its own id.",
-                    rich_help_panel=_R,
-                ),
-            ],
-            None,
-        ),
-        (
-            "auto",
-            Annotated[
-                bool,
-                typer.Option(
-                    "--auto", "-auto", help="Do not ask for confirmation before a paid run.", rich_help_panel=_R
-                ),
-            ],
-            False,
-        ),
-        (
-            "num_trials",
-            Annotated[
-                int,
-                typer.Option(
-                    "--num-trials",
-                    "--num-replicates",
-                    "-nrep",
-                    help="Trials per case (ToolEmu's --num-replicates of each case).",
-                    rich_help_panel=_R,
-                ),
-            ],
-            1,
-        ),
-        (
-            "case_names",
-            Annotated[str | None, typer.Option(help="Comma-separated case names.", rich_help_panel=_R)],
-            None,
-        ),
-        (
-            "start_index",
-            Annotated[
-                int, typer.Option("--start-index", "-si", help="Skip this many selected cases.", rich_help_panel=_R)
-            ],
-            0,
-        ),
-        (
-            "task_index_range",
-            Annotated[
-                str | None,
-                typer.Option(
-                    "--task-index-range",
-                    "-tir",
-                    help="QuittingAgents' START-END (END excluded): --start-index START --trunc-num END-START.",
-                    rich_help_panel=_R,
-                ),
-            ],
-            None,
-        ),
-        (
-            "max_iterations",
-            Annotated[
-                int | None,
-                typer.Option(
-                    "--max-iterations", "-mi", help="Agent steps per episode (default 15).", rich_help_panel=_R
-                ),
-            ],
-            None,
-        ),
-        (
-            "shard",
-            Annotated[
-                str | None,
-                typer.Option(
-                    help="Run shard i of n (i/n, e.g. 0/4): pair j of the selected (case, trial) pairs goes to "
-                    "shard j % n.",
-                    rich_help_panel=_R,
-                ),
-            ],
-            None,
-        ),
-        (
-            "replay",
-            Annotated[
-                Path | None,
-                typer.Option(
-                    "--replay",
-                    help="A recorded run (directory or trajectory file): reuse its observations wherever the case, the "
-                    "emulator and every earlier call and observation are the same, and emulate afresh from the first "
-                    "call that differs.",
-                    rich_help_panel=_R,
-                ),
-            ],
-            None,
-        ),
-        (
-            "gate",
-            Annotated[
-                list[str] | None,
-                typer.Option(
-                    "--gate",
-                    help="A gate between agent and tools (repeatable): policy.yaml, monitor, or package.module:attr.",
-                    rich_help_panel=_G,
-                ),
-            ],
-            None,
-        ),
-        (
-            "monitor_model",
-            Annotated[
-                str | None, typer.Option(help="The monitor gate's model (default: --model).", rich_help_panel=_G)
-            ],
-            None,
-        ),
-        (
-            "user",
-            Annotated[
-                str | None,
-                typer.Option(
-                    "--user",
-                    help="on: a simulated user answers the agent's AskUser questions (model: --user-model, else "
-                    "--model); off (default): ToolEmu's single-turn episodes.",
-                    rich_help_panel=_U,
-                ),
-            ],
-            None,
-        ),
-        (
-            "user_model",
-            Annotated[
-                str | None,
-                typer.Option(help="The simulated user's model; turns the user on.", rich_help_panel=_U),
-            ],
-            None,
-        ),
-        (
-            "max_user_turns",
-            Annotated[
-                int,
-                typer.Option(
-                    help="Questions the user answers per episode; later ones get 'not answering'.", rich_help_panel=_U
-                ),
-            ],
-            5,
-        ),
-    ],
-)
+@dataclass(frozen=True)
+class BatchFlags(OptionGroup):
+    """Shared by emulation and evaluation (one value for both in `toolemu run`): batch size, toolkits, dry run,
+    progress and logging."""
 
-EVALUATE = OptionGroup(
-    "eval",
-    [
-        (
-            "scorer",
-            Annotated[
-                list[str] | None,
-                typer.Option(
-                    "--scorer",
-                    help="A scorer (repeatable): safety, helpfulness, attack, policy, checks, or "
-                    "package.module:factory (default: all five).",
-                    rich_help_panel=_E,
-                ),
-            ],
-            None,
+    batch_size: Annotated[int, typer.Option("--batch-size", "-bs", help="Episodes or judgements run side by side.")] = 1
+    toolkits_path: Annotated[
+        list[Path] | None,
+        typer.Option(help="Toolkit files or directories (ToolEmu's all_toolkits.json works).", rich_help_panel=_R),
+    ] = None
+    dry_run: Annotated[bool, typer.Option(help="--model mock for every role: no model at all.")] = False
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", "--disable-batch-progress", "-xprog", help="No progress bar.")
+    ] = False
+    track_costs: Annotated[
+        bool,
+        typer.Option(
+            "--track-costs",
+            help="Accepted for ToolEmu/QuittingAgents; tokens and cost are always tracked (in every record, "
+            "run.json and the summary line).",
         ),
-        (
-            "num_eval_samples",
-            Annotated[int, typer.Option(help="Judgements per trajectory (mean, majority label).", rich_help_panel=_E)],
-            1,
+    ] = False
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every detail (debug level).")] = False
+    fail_on_budget: Annotated[
+        bool,
+        typer.Option(help="Exit 3 when a budget (--max-calls, --max-total-tokens, --max-cost) stops the work."),
+    ] = False
+
+
+@dataclass(frozen=True)
+class RunFlags(OptionGroup):
+    """The emulation options of `toolemu emulate` and `run`: agent, emulator, cases, run folder, gates, user."""
+
+    agent_model: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-model",
+            "--agent-model-name",
+            "-am",
+            help="Agent's model (default: --model).",
+            rich_help_panel=_R,
         ),
-        (
-            "evaluator_model",
-            Annotated[
-                str | None,
-                typer.Option(
-                    "--evaluator-model",
-                    "--evaluator-model-name",
-                    "-em",
-                    help="Evaluator's model (default: --model). Several, comma-separated (a,b,c), make a judge panel: "
-                    "the first writes the standard eval files, each other its own _eval_<type>@<judge>.jsonl.",
-                    rich_help_panel=_E,
-                ),
-            ],
-            None,
+    ] = None
+    agent_type: Annotated[
+        str,
+        typer.Option("--agent-type", "-atp", help=f"One of {', '.join(AGENT_TYPES)}.", rich_help_panel=_R),
+    ] = "naive"
+    quit: Annotated[
+        bool, typer.Option("--quit", "-q", help="QuittingAgents' flag: --agent-type quit.", rich_help_panel=_R)
+    ] = False
+    agent_temperature: Annotated[
+        float | None,
+        typer.Option("--agent-temperature", "--agent-temp", "-at", help="Agent's temperature.", rich_help_panel=_R),
+    ] = None
+    agent_format: Annotated[
+        str,
+        typer.Option(help="react (ReAct text), tools (native tool calls / JSON), auto.", rich_help_panel=_R),
+    ] = "auto"
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            help="An outside agent: package.module:factory(model, agent_type, agent_format).",
+            rich_help_panel=_R,
         ),
-    ],
-)
+    ] = None
+    simulator_model: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator-model",
+            "--simulator-model-name",
+            "-sm",
+            help="Emulator's model (default: --model).",
+            rich_help_panel=_R,
+        ),
+    ] = None
+    simulator_type: Annotated[
+        str,
+        typer.Option(
+            "--simulator-type",
+            "-stp",
+            help="adv_thought (adversarial) or std_thought (standard).",
+            rich_help_panel=_R,
+        ),
+    ] = "adv_thought"
+    trunc_num: Annotated[
+        int | None, typer.Option("--trunc-num", "-tn", help="Run at most this many cases.", rich_help_panel=_R)
+    ] = None
+    shuffle: Annotated[
+        bool,
+        typer.Option(
+            "--shuffle",
+            "-shf",
+            "-shuf",
+            help="Shuffle cases (with --seed) before truncating.",
+            rich_help_panel=_R,
+        ),
+    ] = False
+    input_path: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--input-path",
+            "-inp",
+            help="Case files or directories (ToolEmu's all_cases.json works).",
+            rich_help_panel=_R,
+        ),
+    ] = None
+    dump_dir: Annotated[
+        Path | None,
+        typer.Option("--dump-dir", "-du", help="Run directory; the same one resumes.", rich_help_panel=_R),
+    ] = None
+    output_file_suffix: Annotated[
+        str,
+        typer.Option(
+            "--output-file-suffix",
+            "-outsuf",
+            help="ToolEmu's suffix for its output file; here it is added to the run directory's name.",
+            rich_help_panel=_R,
+        ),
+    ] = ""
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id",
+            help="QuittingAgents' run id: accepted and unused; the run is named by --dump-dir (and "
+            "--output-file-suffix), and run.json records its own id.",
+            rich_help_panel=_R,
+        ),
+    ] = None
+    auto: Annotated[
+        bool,
+        typer.Option("--auto", "-auto", help="Do not ask for confirmation before a paid run.", rich_help_panel=_R),
+    ] = False
+    num_trials: Annotated[
+        int,
+        typer.Option(
+            "--num-trials",
+            "--num-replicates",
+            "-nrep",
+            help="Trials per case (ToolEmu's --num-replicates of each case).",
+            rich_help_panel=_R,
+        ),
+    ] = 1
+    case_names: Annotated[str | None, typer.Option(help="Comma-separated case names.", rich_help_panel=_R)] = None
+    start_index: Annotated[
+        int, typer.Option("--start-index", "-si", help="Skip this many selected cases.", rich_help_panel=_R)
+    ] = 0
+    task_index_range: Annotated[
+        str | None,
+        typer.Option(
+            "--task-index-range",
+            "-tir",
+            help="QuittingAgents' START-END (END excluded): --start-index START --trunc-num END-START.",
+            rich_help_panel=_R,
+        ),
+    ] = None
+    max_iterations: Annotated[
+        int | None,
+        typer.Option("--max-iterations", "-mi", help="Agent steps per episode (default 15).", rich_help_panel=_R),
+    ] = None
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Run shard i of n (i/n, e.g. 0/4): pair j of the selected (case, trial) pairs goes to shard j % n.",
+            rich_help_panel=_R,
+        ),
+    ] = None
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            help="A recorded run (directory or trajectory file): reuse its observations wherever the case, the "
+            "emulator and every earlier call and observation are the same, and emulate afresh from the first "
+            "call that differs.",
+            rich_help_panel=_R,
+        ),
+    ] = None
+    gate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gate",
+            help="A gate between agent and tools (repeatable): policy.yaml, monitor, or package.module:attr.",
+            rich_help_panel=_G,
+        ),
+    ] = None
+    monitor_model: Annotated[
+        str | None, typer.Option(help="The monitor gate's model (default: --model).", rich_help_panel=_G)
+    ] = None
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            help="on: a simulated user answers the agent's AskUser questions (model: --user-model, else "
+            "--model); off (default): ToolEmu's single-turn episodes.",
+            rich_help_panel=_U,
+        ),
+    ] = None
+    user_model: Annotated[
+        str | None,
+        typer.Option(help="The simulated user's model; turns the user on.", rich_help_panel=_U),
+    ] = None
+    max_user_turns: Annotated[
+        int,
+        typer.Option(
+            help="Questions the user answers per episode; later ones get 'not answering'.", rich_help_panel=_U
+        ),
+    ] = 5
+
+
+@dataclass(frozen=True)
+class EvalFlags(OptionGroup):
+    """The evaluation options of `toolemu evaluate` and `run`: scorers, samples, the evaluator's model(s)."""
+
+    scorer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scorer",
+            help="A scorer (repeatable): safety, helpfulness, attack, policy, checks, or "
+            "package.module:factory (default: all five).",
+            rich_help_panel=_E,
+        ),
+    ] = None
+    num_eval_samples: Annotated[
+        int, typer.Option(help="Judgements per trajectory (mean, majority label).", rich_help_panel=_E)
+    ] = 1
+    evaluator_model: Annotated[
+        str | None,
+        typer.Option(
+            "--evaluator-model",
+            "--evaluator-model-name",
+            "-em",
+            help="Evaluator's model (default: --model). Several, comma-separated (a,b,c), make a judge panel: "
+            "the first writes the standard eval files, each other its own _eval_<type>@<judge>.jsonl.",
+            rich_help_panel=_E,
+        ),
+    ] = None
 
 
 def panel_models(evaluator_model: str | None, dry_run: bool) -> list[str]:
     """The judges of `--evaluator-model a,b,c`: none for one judge (the evaluator role takes it); under --dry-run,
     a mock judge per named one (so the panel's files are made, and say their judges were mocks)."""
+    from toolemu.llm.dryrun import DRY_RUN_MODEL
+    from toolemu.scorers.identity import judge_slug
+    from toolemu.scorers.panel import parse_models
+
     models = [model_string(m) for m in parse_models(evaluator_model)]  # ToolEmu's bare names too
     if len(models) < 2:
         return []
@@ -420,4 +271,6 @@ def panel_models(evaluator_model: str | None, dry_run: bool) -> list[str]:
 
 
 def first_evaluator(evaluator_model: str | None) -> str | None:
+    from toolemu.scorers.panel import parse_models
+
     return next(iter(parse_models(evaluator_model)), None)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolemu.submission import SUBMISSION_FILE, prepare, validate
-from toolemu.submission.model import Submission
+from toolemu.cli.command import command, new_app
 
-submit_app = typer.Typer(no_args_is_help=True, help="Package runs as a benchmark submission, or check one.")
+if TYPE_CHECKING:
+    from toolemu.submission.model import Submission
+
+submit_app = new_app("Package runs as a benchmark submission, or check one.")
 
 
 def _summary(s: Submission) -> list[str]:
@@ -27,13 +29,15 @@ def _summary(s: Submission) -> list[str]:
     return lines
 
 
-@submit_app.command("prepare")
+@command(submit_app, "prepare")
 def prepare_command(
     runs: Annotated[list[Path], typer.Argument(help="Run directories: together, every case of one benchmark version.")],
     output: Annotated[Path, typer.Option("--output", help="A new or empty directory for the submission.")],
 ) -> None:
     """Check the runs (every case, the same trial count, one set of settings), compute the metrics, and write
     submission.json, the runs' records and MANIFEST.sha256. Exit 1 with the reasons when they are no submission."""
+    from toolemu.submission import SUBMISSION_FILE, prepare
+
     result = prepare(runs, output)
     if result.problems:
         for problem in result.problems:
@@ -46,12 +50,14 @@ def prepare_command(
     typer.echo(f"submission: {output / SUBMISSION_FILE}")
 
 
-@submit_app.command("validate")
+@command(submit_app, "validate")
 def validate_command(
     folder: Annotated[Path, typer.Argument(help="A submission directory (toolemu submit prepare).")],
 ) -> None:
     """Re-check a submission from its files: the manifest, the runs, every number. Exit 0 valid, 1 invalid (with
     the reasons), 2 not a submission."""
+    from toolemu.submission import validate
+
     result = validate(folder)
     if not result.valid:
         for problem in result.problems:

@@ -1,0 +1,42 @@
+"""`toolemu chat`: one message to a role's model, the reply printed."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolemu.cli.options import ModelFlags, takes
+
+
+@takes(ModelFlags)
+def chat(
+    ctx: typer.Context,
+    prompt: Annotated[str, typer.Argument(help="The user message.")],
+    role: Annotated[str, typer.Option(help="Which role's model answers.")] = "agent",
+    schema: Annotated[Path | None, typer.Option(help="JSON schema file the reply must match.")] = None,
+    system_prompt: Annotated[str, typer.Option("--system", help="System message.")] = "You are a helpful assistant.",
+) -> None:
+    """Send one message to a role's model and print the reply (JSON when --schema is given)."""
+    from toolemu.llm import build_hub, system, user
+    from toolemu.specs.load import read_json_items
+
+    settings = ModelFlags.of(ctx).settings()
+    schema_obj = None
+    if schema is not None:
+        schema_obj = read_json_items(schema)[0]
+    hub = build_hub(settings, (role,))
+    reply = hub.model(role).complete([system(system_prompt), user(prompt)], schema=schema_obj)
+    typer.echo(json.dumps(reply.value, ensure_ascii=False) if schema_obj is not None else reply.text)
+    usage = hub.tracker.total()
+    logging.getLogger("toolemu").info(
+        "%s: %d prompt + %d completion tokens, %.1fs%s",
+        hub.model(role).options.model,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        reply.latency_s,
+        " (cached)" if reply.cached else "",
+    )
