@@ -1,7 +1,5 @@
 """`toolemu agree`: how much two judges (or a judge and people) agree on the same trajectories."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,7 @@
 """The `toolemu` command: the typer app, one module per command, and one exit-code policy for all of them.
 
-Command modules import library code inside their commands, so building the app and printing any `--help` loads
-typer and small leaf modules only (tests/test_cli_startup.py checks which packages stay unloaded).
+Commands load when asked for, and import library code inside their bodies, so printing any `--help` loads typer and
+small leaf modules only (tests/test_cli_startup.py checks which packages stay unloaded).
 """
 
 from __future__ import annotations
@@ -13,44 +13,38 @@ from typing import Any
 import typer
 
 from toolemu.cli import outcome
-from toolemu.cli import run as run_module
-from toolemu.cli.agree import agree
-from toolemu.cli.chat import chat
-from toolemu.cli.check import check
-from toolemu.cli.command import add, new_app
-from toolemu.cli.docs import docs
-from toolemu.cli.evaluate import evaluate
-from toolemu.cli.export import export_app
-from toolemu.cli.generate import generate_app
-from toolemu.cli.merge import merge
-from toolemu.cli.play import play_command
-from toolemu.cli.replay import replay
-from toolemu.cli.report import report, view
-from toolemu.cli.robust import robust
-from toolemu.cli.submit import submit_app
-from toolemu.cli.validate import lint, validate
+from toolemu.cli.command import new_app
 from toolemu.errors import InputError
 from toolemu.llm.secrets import RedactingFilter, redact
 
-app = new_app("ToolEmu: an LM-emulated sandbox for finding the risks of LLM agents.", pretty_exceptions_enable=False)
-app.add_typer(generate_app, name="generate")
-app.add_typer(export_app, name="export")
-app.add_typer(submit_app, name="submit")
-add(app, validate)
-add(app, lint)
-add(app, chat)
-add(app, run_module.emulate, "emulate")
-add(app, merge)
-add(app, evaluate)
-add(app, report)
-add(app, view)
-add(app, run_module.run, "run")
-add(app, check)
-add(app, docs)
-add(app, agree)
-add(app, play_command, "play")
-add(app, replay)
-add(app, robust)
+# Every command, in the order `toolemu --help` lists them: its function (or sub-app) as "module:attribute". A
+# command's module is imported, and its options built, only when the command is asked for.
+COMMANDS = {
+    "validate": "toolemu.cli.validate:validate",
+    "lint": "toolemu.cli.validate:lint",
+    "chat": "toolemu.cli.chat:chat",
+    "emulate": "toolemu.cli.run:emulate",
+    "merge": "toolemu.cli.merge:merge",
+    "evaluate": "toolemu.cli.evaluate:evaluate",
+    "report": "toolemu.cli.report:report",
+    "view": "toolemu.cli.report:view",
+    "run": "toolemu.cli.run:run",
+    "check": "toolemu.cli.check:check",
+    "docs": "toolemu.cli.docs:docs",
+    "agree": "toolemu.cli.agree:agree",
+    "play": "toolemu.cli.play:play_command",
+    "replay": "toolemu.cli.replay:replay",
+    "robust": "toolemu.cli.robust:robust",
+    "generate": "toolemu.cli.generate:generate_app",
+    "export": "toolemu.cli.export:export_app",
+    "submit": "toolemu.cli.submit:submit_app",
+}
+
+app = new_app(
+    "ToolEmu: an LM-emulated sandbox for finding the risks of LLM agents.",
+    lazy=COMMANDS,
+    pretty_exceptions_enable=False,
+)
 
 
 def setup_logging(verbose: bool = False) -> None:

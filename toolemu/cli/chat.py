@@ -1,7 +1,5 @@
 """`toolemu chat`: one message to a role's model, the reply printed."""
 
-from __future__ import annotations
-
 import json
 import logging
 from pathlib import Path

@@ -1,7 +1,5 @@
 """`toolemu check`: OK, WARN or FAIL for a run against CI thresholds, in one line, with a summary.svg."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,7 +13,7 @@ if TYPE_CHECKING:
 EVAL_MARK = "_eval_"  # <trajectories>_eval_<type>.jsonl
 
 
-def _is_episode(ep: EpisodeView) -> bool:
+def _is_episode(ep: "EpisodeView") -> bool:
     """A record that is a trajectory: it names an instruction, a toolkit or a step (any JSON object reads as an
     empty trajectory otherwise)."""
     return bool(ep.instruction or ep.toolkits or ep.steps_taken)

@@ -2,6 +2,8 @@
 
 - `Command` joins a command's option groups (toolemu.cli.options) to its own options, and hands the running command
   each group's values as one typed object.
+- `Group` may name its commands lazily ("module:attribute"): a command's module is imported and its options built
+  when the command is asked for, so `toolemu run` loads and builds `run` alone.
 - Help is click's own layout, one section per help panel: option names wrap onto their own line and help text wraps
   to the terminal (at most 80 columns), so nothing is cut off with an ellipsis, and no Rich is loaded to print it.
 """
@@ -9,8 +11,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+import importlib
+import inspect
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from typing import Any, ClassVar, TypeVar
 
 import typer
 import typer.main
@@ -76,15 +80,98 @@ class Command(TyperCommand):
         write_sections(self.get_params(ctx), ctx, formatter)
 
 
+def first_sentence(text: str | None) -> str:
+    """A help text's first sentence (to the first word that ends with a period), on one line."""
+    words = inspect.cleandoc(text or "").split("\n\n", 1)[0].split()
+    ends = [i for i, word in enumerate(words) if word.endswith(".")]
+    return " ".join(words[: ends[0] + 1] if ends else words)
+
+
+def _target(target: str) -> Any:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def load_command(target: str, name: str) -> Any:
+    """The click command of "module:attribute": a command function (registered as `add` would) or a typer sub-app."""
+    found = _target(target)
+    if isinstance(found, typer.Typer):
+        return typer.main.get_group(found)  # a group even with one command, as `add_typer` makes it
+    holder = typer.Typer(add_completion=False, rich_markup_mode=None)
+    add(holder, found, name)
+    return typer.main.get_command(holder)  # one command: typer gives the command itself
+
+
+class LazyCommands(MutableMapping[str, Any]):
+    """A group's commands by name: those built, then the lazy ones ("module:attribute"), each built when looked up.
+    Listing the names (as typer does for "Did you mean") builds nothing."""
+
+    def __init__(self, built: MutableMapping[str, Any], lazy: dict[str, str]) -> None:
+        self._built = dict(built)
+        self._lazy = {name: target for name, target in lazy.items() if name not in self._built}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            self._built[name] = load_command(self._lazy[name], name)  # KeyError for a name that is neither
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        self._lazy.pop(name, None)
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._built
+        yield from (name for name in self._lazy if name not in self._built)
+
+    def __len__(self) -> int:
+        return len(set(self._built) | set(self._lazy))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._built or name in self._lazy
+
+    def listing(self) -> list[tuple[str, str]]:
+        """Each visible command's name and first sentence; a lazy one's from its docstring (or its sub-app's help),
+        without building it (lazy commands are never hidden)."""
+        rows = []
+        for name in self:
+            if name in self._built:
+                if not self._built[name].hidden:
+                    rows.append((name, first_sentence(self._built[name].help)))
+                continue
+            found = _target(self._lazy[name])
+            text = found.info.help if isinstance(found, typer.Typer) else inspect.getdoc(found)
+            rows.append((name, first_sentence(text)))
+        return rows
+
+
 class Group(TyperGroup):
-    """A typer group whose command list gives each command's first sentence whole, wrapped, never cut off."""
+    """A typer group whose command list gives each command's first sentence whole, wrapped, never cut off; commands
+    named in `lazy` (name -> "module:attribute") are built when looked up."""
+
+    lazy: ClassVar[dict[str, str]] = {}
+
+    commands: LazyCommands
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands = LazyCommands(self.commands, self.lazy)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # the names only: typer's own lists them by building every command
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            # Not given, the group's --help is a bool, not None: typer passes bools through, while coercing None
+            # loads pydantic (~0.1 s), which `toolemu <command> --help` would pay for nothing.
+            option.default = False
+        return option
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        rows = []
-        for name in self.list_commands(ctx):
-            cmd = self.get_command(ctx, name)
-            if cmd is not None and not cmd.hidden:
-                rows.append((name, cmd.get_short_help_str(limit=1_000)))
+        rows = self.commands.listing()
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -98,10 +185,19 @@ def command_class(groups: tuple[type[OptionGroup], ...]) -> type[Command]:
     return type(name, (Command,), {"option_groups": groups})
 
 
-def new_app(help_text: str, **kwargs: Any) -> typer.Typer:
-    """A typer app (the top level or a sub-app) with this module's classes and plain help."""
+def _no_options() -> None:
+    """The group's own callback: it takes no options (typer makes a group only of an app with a callback or with
+    registered commands, and lazy commands are not registered with typer)."""
+
+
+def new_app(help_text: str, lazy: dict[str, str] | None = None, **kwargs: Any) -> typer.Typer:
+    """A typer app (the top level or a sub-app) with this module's classes and plain help; `lazy` names commands
+    by "module:attribute" (a command function or a typer sub-app), listed in its order after registered ones."""
+    group = type("LazyGroup", (Group,), {"lazy": dict(lazy)}) if lazy else Group
+    if lazy:
+        kwargs.setdefault("callback", _no_options)
     return typer.Typer(
-        cls=Group, no_args_is_help=True, rich_markup_mode=None, add_completion=False, help=help_text, **kwargs
+        cls=group, no_args_is_help=True, rich_markup_mode=None, add_completion=False, help=help_text, **kwargs
     )
 
 

@@ -1,7 +1,5 @@
 """`toolemu docs`: a searchable page of every toolkit, tool and case, optionally OpenAPI files, optionally served."""
 
-from __future__ import annotations
-
 import threading
 from pathlib import Path
 from typing import Annotated

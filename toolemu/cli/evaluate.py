@@ -1,7 +1,5 @@
 """`toolemu evaluate` (and `python scripts/evaluate.py`): score a run's trajectories (ToolEmu's eval files)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

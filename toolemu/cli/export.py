@@ -1,7 +1,5 @@
 """`toolemu export ...`: a run in another tool's format."""
 
-from __future__ import annotations
-
 import re
 from pathlib import Path
 from typing import Annotated

@@ -4,8 +4,6 @@ names -> toolkits -> cases, and `complete` for a partial case. Every command tak
 as `toolemu chat`; the model answers as the "generator" role.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import json
 import logging
@@ -42,14 +40,14 @@ Threat = Annotated[
 Append = Annotated[bool, typer.Option(help="Keep the cases already in --out and add these.")]
 
 
-def build_hub(settings: LLMSettings, roles: tuple[str, ...]) -> ModelHub:
+def build_hub(settings: "LLMSettings", roles: tuple[str, ...]) -> "ModelHub":
     """The model layer's hub (loaded when a command runs); a name of this module's own, which tests replace."""
     from toolemu.llm import build_hub as build
 
     return build(settings, roles)
 
 
-def _hub(flags: ModelFlags, schemas: list[Schema]) -> ModelHub:
+def _hub(flags: ModelFlags, schemas: list["Schema"]) -> "ModelHub":
     """The generator's model from a command's model options; max tokens default to what the schemas need."""
     from toolemu.generation import reply_token_bound
     from toolemu.generation.call import ROLE
@@ -58,7 +56,7 @@ def _hub(flags: ModelFlags, schemas: list[Schema]) -> ModelHub:
     return build_hub(dataclasses.replace(flags, max_tokens=flags.max_tokens or needed).settings(), (ROLE,))
 
 
-def _usage(hub: ModelHub) -> None:
+def _usage(hub: "ModelHub") -> None:
     from toolemu.generation.call import ROLE
 
     u = hub.tracker.total()
@@ -72,7 +70,7 @@ def _usage(hub: ModelHub) -> None:
     )
 
 
-def _load_toolkits(paths: list[Path] | None) -> dict[str, Toolkit]:
+def _load_toolkits(paths: list[Path] | None) -> dict[str, "Toolkit"]:
     from toolemu.paths import DEFAULT_TOOLKITS
     from toolemu.specs import load_benchmark
 
@@ -116,7 +114,7 @@ def names(
     _usage(hub)
 
 
-def _ideas(names_file: Path | None, name: list[str] | None, category: str) -> list[ToolkitIdea]:
+def _ideas(names_file: Path | None, name: list[str] | None, category: str) -> list["ToolkitIdea"]:
     from toolemu.generation import read_names
     from toolemu.generation.names import ToolkitIdea
     from toolemu.generation.text import camel, clean

@@ -1,7 +1,5 @@
 """`toolemu merge`: combine the run directories of a sharded run (`toolemu emulate --shard i/n`) into one."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

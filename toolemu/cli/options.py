@@ -14,9 +14,10 @@ The pattern, for a new shared option or a new group:
   option) is a subclass that redefines that field, as `ModelFlagsForSchema` does, and `ModelFlags.of(ctx)` returns it.
 - Heavy library code is imported inside command bodies and methods such as `ModelFlags.settings`, never at the top of
   a cli module: `toolemu --help` loads only typer and these small modules.
+- The modules typer reads (commands and groups) do not use `from __future__ import annotations`: typer would evaluate
+  every annotation string of every command at each start (about half the app's build time). Names imported for type
+  checking only are quoted there.
 """
-
-from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
@@ -135,7 +136,7 @@ class OptionGroup:
     _meta_prefix: ClassVar[str] = "toolemu.options."
 
     @classmethod
-    def family(cls) -> type[OptionGroup]:
+    def family(cls) -> type["OptionGroup"]:
         """The group this one is a variant of (itself, or the base that its variants redefine fields of)."""
         return next(c for c in cls.__mro__ if OptionGroup in c.__bases__)
 
@@ -195,7 +196,7 @@ class ModelFlags(OptionGroup):
     vllm_log_dir: VllmLogDir = None
     max_tokens: MaxTokensBackend = None
 
-    def settings(self, **extra: Any) -> LLMSettings:
+    def settings(self, **extra: Any) -> "LLMSettings":
         """The checked model settings (`extra`: fields the command adds, such as role_models); a bad value is one
         clear error line naming its flag."""
         return llm_settings(**self.values(), **extra)
@@ -232,7 +233,7 @@ def _flag_of(loc: tuple[Any, ...]) -> str | None:
     return "--" + "-".join(names).replace("_", "-")
 
 
-def flag_error(exc: ValidationError) -> InputError:
+def flag_error(exc: "ValidationError") -> InputError:
     """A pydantic error on command-line values as one line naming the flag (never echoing the value: it may be a
     key typed in the wrong place)."""
     err = exc.errors()[0]
@@ -241,7 +242,7 @@ def flag_error(exc: ValidationError) -> InputError:
     return InputError.single("command line", message, field=_flag_of(tuple(err["loc"])))
 
 
-def llm_settings(**values: object) -> LLMSettings:
+def llm_settings(**values: object) -> "LLMSettings":
     """Collect a command's model options; a bad value is one clear error line."""
     from pydantic import ValidationError  # the model layer's types load when a command runs, not for --help
 

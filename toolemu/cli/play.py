@@ -1,7 +1,5 @@
 """`toolemu play CASE --as agent|user`: a person plays one side of an episode at the terminal."""
 
-from __future__ import annotations
-
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -137,7 +135,7 @@ def _config(
     user_model: str | None,
     agent_model: str | None,
     max_user_turns: int,
-) -> PlayConfig:
+) -> "PlayConfig":
     """Check the flags against the side played: a flag for the side the person plays is a contradiction."""
     from toolemu.agents.agent import AGENT_FORMATS
     from toolemu.emulator import EMULATOR_TYPES

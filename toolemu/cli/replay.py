@@ -1,8 +1,6 @@
 """`toolemu replay RUN --case NAME [--trial T]`: replay one recorded episode exactly, with no model, and check that it
 reproduces (exit 0), or print what differs (exit 1)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -21,7 +19,7 @@ def _short(text: str) -> str:
     return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
 
 
-def _source(step: Step) -> str:
+def _source(step: "Step") -> str:
     if step.by_user:
         return "the user's own action"
     if step.answered_by_user:
@@ -33,7 +31,7 @@ def _source(step: Step) -> str:
     return "observation by replay key" if step.obs_key else "observation from the record"
 
 
-def trace_lines(result: Reproduction) -> list[str]:
+def trace_lines(result: "Reproduction") -> list[str]:
     lines = []
     for i, step in enumerate(result.steps, 1):
         lines.append(

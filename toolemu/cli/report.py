@@ -1,7 +1,5 @@
 """`toolemu report` and `toolemu view`: summarise runs (ours or ToolEmu's) and look at them."""
 
-from __future__ import annotations
-
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -71,7 +69,7 @@ def report(
     return result.report
 
 
-def serve(directory: Path, port: int = 0) -> ThreadingHTTPServer:
+def serve(directory: Path, port: int = 0) -> "ThreadingHTTPServer":
     """A static server on loopback only, in a background thread; `server.shutdown()` stops it."""
     from functools import partial
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer

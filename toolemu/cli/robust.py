@@ -1,7 +1,5 @@
 """`toolemu robust RUN`: which of a run's failures stand in other emulated worlds."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`toolemu emulate` and `toolemu run` (and `python scripts/run.py`): parse ToolEmu's flags, call the library."""
 
-from __future__ import annotations
-
 import dataclasses
 import logging
 import re
@@ -87,7 +85,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "model"
 
 
-def settings_for(model: ModelFlags, dry_run: bool, role_models: dict[str, str | None], **extra: object) -> LLMSettings:
+def settings_for(
+    model: ModelFlags, dry_run: bool, role_models: dict[str, str | None], **extra: object
+) -> "LLMSettings":
     """The command's model settings. --dry-run is --model mock for every role. ToolEmu's bare model names
     (gpt-4o-mini) are read as model strings (openai:gpt-4o-mini)."""
     from toolemu.llm.dryrun import DRY_RUN_MODEL
@@ -111,7 +111,7 @@ def _case_names(value: str | None) -> list[str] | None:
 
 def plan_emulation(
     run: RunFlags, batch: BatchFlags, model: ModelFlags, evaluator_model: str | None = None
-) -> tuple[LLMSettings, RunConfig, Path, bool]:
+) -> tuple["LLMSettings", "RunConfig", Path, bool]:
     """Check the emulation flags and work out settings, config and run directory (the smoke set when nothing
     is named and no key is set). Every value is checked here, before any work starts."""
     from pydantic import ValidationError
@@ -187,7 +187,7 @@ def plan_emulation(
     return settings, config, dump_dir, smoke
 
 
-def confirm_paid(settings: LLMSettings, roles: tuple[str, ...], auto: bool) -> None:
+def confirm_paid(settings: "LLMSettings", roles: tuple[str, ...], auto: bool) -> None:
     from toolemu.llm.registry import get_provider
 
     paid = sorted({p for r in roles if get_provider(p := settings.options_for(r).provider).paid})
@@ -195,16 +195,16 @@ def confirm_paid(settings: LLMSettings, roles: tuple[str, ...], auto: bool) -> N
         raise typer.Exit(1)
 
 
-def print_emulation(summary: RunSummary) -> None:
+def print_emulation(summary: "RunSummary") -> None:
     for line in summary.lines():
         typer.echo(line)
 
 
-def emulation_stage(summary: RunSummary) -> outcome.Stage:
+def emulation_stage(summary: "RunSummary") -> outcome.Stage:
     return outcome.Stage("pairs", summary.stop_kind, summary.stop_reason, len(summary.not_run), summary.failed)
 
 
-def evaluation_stage(summary: EvalSummary) -> outcome.Stage:
+def evaluation_stage(summary: "EvalSummary") -> outcome.Stage:
     return outcome.Stage("judgements", summary.stop_kind, summary.stop_reason, summary.not_run, summary.failed)
 
 

@@ -5,8 +5,6 @@ short forms such as -atp); each spelling is an alias here, so their commands run
 nothing here is accepted and says in its help what it does instead.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """`toolemu submit prepare` and `toolemu submit validate`."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,7 +13,7 @@ if TYPE_CHECKING:
 submit_app = new_app("Package runs as a benchmark submission, or check one.")
 
 
-def _summary(s: Submission) -> list[str]:
+def _summary(s: "Submission") -> list[str]:
     lines = [
         f"benchmark {s.benchmark.version} ({s.benchmark.hash[:15]}): {s.benchmark.cases} cases x {s.trials} "
         f"trials = {s.episodes} episodes",

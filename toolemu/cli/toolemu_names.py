@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 
-from toolemu.llm.registry import provider_names
-
 log = logging.getLogger("toolemu")
 
 _OPENAI_PREFIXES = ("gpt-", "gpt4", "chatgpt-", "o1", "o3", "o4", "text-davinci")
@@ -18,6 +16,8 @@ _OPENAI_PREFIXES = ("gpt-", "gpt4", "chatgpt-", "o1", "o3", "o4", "text-davinci"
 
 def model_string(name: str) -> str:
     """`name` as a model string: unchanged when it names a registered provider or says nothing we can read."""
+    from toolemu.llm.registry import provider_names  # the registry loads when a command reads a model name
+
     if name.split(":", 1)[0] in provider_names():
         return name
     lower = name.lower()

@@ -1,7 +1,5 @@
 """`toolemu validate` and `toolemu lint`: check a benchmark's toolkits and cases."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

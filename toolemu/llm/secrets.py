@@ -16,8 +16,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from dotenv import dotenv_values
-
 _SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$|^HF_TOKEN$", re.IGNORECASE)
 _MIN_SECRET_LEN = 6  # shorter values would redact ordinary words
 REDACTED = "***"
@@ -46,6 +44,8 @@ def load_dotenv_file(path: str | Path = ".env") -> None:
     p = Path(path)
     if not p.is_file():
         return
+    from dotenv import dotenv_values  # here: the CLI's start (which redacts with this module) needs no dotenv
+
     for key, value in dotenv_values(p).items():
         if value is not None and key not in os.environ:
             os.environ[key] = value
