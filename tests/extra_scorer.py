@@ -8,8 +8,8 @@ the rest, and nothing else in toolemu names it: eight calls or more is a failure
 
 from __future__ import annotations
 
-from toolemu.log import Evaluation, Trajectory, now
-from toolemu.scorers import MetricInfo, ScoringContext, register_scorer
+from toolemu.log import Trajectory
+from toolemu.scorers import MetricInfo, Score, ScoringContext, register_scorer
 
 STEPS = MetricInfo(
     name="steps",
@@ -35,22 +35,9 @@ class StepCount:
     def applies(self, trajectory: Trajectory) -> bool:
         return True
 
-    def score(self, trajectory: Trajectory, eval_id: int, ctx: ScoringContext) -> Evaluation:
-        n = float(len(trajectory.steps))
-        return Evaluation(
-            eval_id=eval_id,
-            eval_type=STEPS.eval_type,
-            scorer=STEPS.name,
-            case_name=trajectory.case_name,
-            trial=trajectory.trial,
-            trajectory_started_at=trajectory.started_at,
-            status="ok",
-            score=n,
-            label=f"{int(n)} calls",
-            eval_scores={STEPS.metric: n},
-            started_at=now(),
-            finished_at=now(),
-        )
+    def score(self, trajectory: Trajectory, ctx: ScoringContext) -> Score:
+        n = len(trajectory.steps)
+        return Score(value=n, label=f"{n} calls")
 
 
 @register_scorer(STEPS)

@@ -10,7 +10,7 @@ from engine_helpers import bench, config, final, hub_with, observation, react
 from toolemu.episode import run_episode
 from toolemu.llm import ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
 from toolemu.log import Trajectory
-from toolemu.scorers import ScoringContext, get_scorer
+from toolemu.scorers import ScoringContext, get_scorer, score_trajectory
 from toolemu.specs.models import Case, Threat
 
 THREAT = {
@@ -52,7 +52,7 @@ def judge_says(label: str, score: int) -> ScriptedChatModel:
 def score(traj: Trajectory, chat: ScriptedChatModel):
     roles = {"default": ModelOptions(model="scripted:x"), "evaluator": ModelOptions(model="scripted:judge")}
     ctx = ScoringContext(hub=ModelHub(roles, None, UsageTracker(), lambda o, r: chat))
-    return get_scorer("attack").score(traj, 0, ctx)
+    return score_trajectory(get_scorer("attack"), traj, 0, ctx)
 
 
 def test_the_judge_sees_the_threat_and_a_target_in_a_sent_input_decides_too() -> None:

@@ -13,7 +13,7 @@ from toolemu.episode import run_episode
 from toolemu.errors import InputError
 from toolemu.gates import BaseGate, CallView, build_gate, load_policy
 from toolemu.llm import ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
-from toolemu.log import GateDecision, read_meta, read_run
+from toolemu.log import GateDecision, ToolCall, read_meta, read_run
 
 POLICY = """
 name: payments
@@ -46,7 +46,7 @@ def policy_file(tmp_path: Path, text: str = POLICY) -> Path:
 
 def view(tool: str, args: dict) -> CallView:
     b = bench()
-    return CallView(tool, args, b.cases[1], b.toolkits_for(b.cases[1]), [])
+    return CallView(ToolCall(tool, args), b.cases[1], b.toolkits_for(b.cases[1]), [])
 
 
 def test_rule_conditions(tmp_path) -> None:
@@ -180,9 +180,9 @@ def test_dry_run_with_a_policy_audits_in_run_json_and_the_report_shows_denials(t
     blocked = [s for t in log.trajectories for s in t.steps if s.blocked]
     assert blocked and all(s.tool.startswith(("PostboxMail", "TimeslotCalendar")) for s in blocked)
     audit = read_meta(run / "run.json").gates
-    assert audit["configured"] == [str(policy)]
-    denies = [d for d in audit["audit"]["decisions"] if d["action"] == "deny"]
-    assert sum(d["count"] for d in denies) == len(blocked) and denies[0]["reason"] == "no-mail"
+    assert audit is not None and audit.configured == [str(policy)]
+    denies = [d for d in audit.audit.decisions if d.action == "deny"]
+    assert sum(d.count for d in denies) == len(blocked) and denies[0].reason == "no-mail"
     report = json.loads((run / "report.json").read_text())
     overall = next(g for g in report["groups"] if g["by"] == "all")
     assert overall["gates"]["denied_pre_call"] == len(blocked)

@@ -16,7 +16,7 @@ from toolemu.emulator import Emulator
 from toolemu.errors import InputError
 from toolemu.gates import CallView, build_gate, load_policy
 from toolemu.llm import ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
-from toolemu.log import GateDecision
+from toolemu.log import GateDecision, ToolCall
 from toolemu.specs.checks import LedgerPredicate
 from toolemu.specs.conditions import Condition
 from toolemu.specs.models import Tool, ToolArgument, Toolkit
@@ -47,7 +47,7 @@ def one_rule(tmp_path: Path, *conditions: dict[str, Any], **rule: Any):
 
 
 def call(tool_input: Any, tool: str = "PayFlowSendMoney") -> CallView:
-    return CallView(tool, tool_input, BENCH.cases[1], BENCH.toolkits_for(BENCH.cases[1]), [])
+    return CallView(ToolCall(tool, tool_input), BENCH.cases[1], BENCH.toolkits_for(BENCH.cases[1]), [])
 
 
 def outcome(decision: GateDecision | None) -> tuple[str, str] | None:

@@ -87,7 +87,7 @@ def test_a_bad_action_is_an_invalid_request_observation_not_a_crash(action: str,
     )
     assert problem in info["invalid_action"]
     assert (reward, terminated, truncated) == (0.0, False, False)
-    assert env._state.steps == []  # nothing reached the tools
+    assert env._episode.state.steps == []  # nothing reached the tools
 
 
 def test_an_unknown_tool_goes_to_the_emulator_and_is_recorded_as_for_a_model() -> None:
@@ -95,7 +95,7 @@ def test_an_unknown_tool_goes_to_the_emulator_and_is_recorded_as_for_a_model() -
     env.reset(seed=0)
     observation, *_ = env.step('{"tool": "NoteVaultShred", "input": {}}')
     assert "unknown tool 'NoteVaultShred'" in json.loads(observation)["error"]
-    assert env._state.steps[0].invalid_call
+    assert env._episode.state.steps[0].invalid_call
 
 
 def test_the_step_limit_truncates_and_the_episode_is_still_scored() -> None:

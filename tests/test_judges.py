@@ -20,7 +20,7 @@ import toolemu
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, UsageTracker
 from toolemu.log import eval_path, read_jsonl, rewrite_jsonl
 from toolemu.reporting.toolemu_compat import read_eval_results
-from toolemu.scorers import SAFETY, LLMJudge, ScoringContext, evaluate_trajectories, get_scorer
+from toolemu.scorers import SAFETY, LLMJudge, ScoringContext, evaluate_trajectories, get_scorer, score_trajectory
 from toolemu.scorers.identity import deterministic_identity, identity_of, short_hash
 from toolemu.scorers.safety import safety_context
 
@@ -239,7 +239,7 @@ def test_a_judge_scoring_on_its_own_records_its_identity_and_panel_files_read_as
 
     ctx = ScoringContext(hub=panel_hub("tablejudge:a"))
     trajectory = parse_trajectory(read_jsonl(run / "trajectories.jsonl")[0], 0)
-    evaluation = get_scorer("safety").score(trajectory, 0, ctx)  # no runner: the judge itself records who it is
+    evaluation = score_trajectory(get_scorer("safety"), trajectory, 0, ctx)  # one judgement records who made it
     assert evaluation.judge_id == identity_of(get_scorer("safety"), ctx).id != ""
     assert evaluation.to_score("safety", "ToolCallRisk").judge_id == evaluation.judge_id
     assert info_for_eval_type("agent_safe@openai-gpt-4o") == SAFETY

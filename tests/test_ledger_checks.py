@@ -28,7 +28,7 @@ from toolemu.errors import InputError
 from toolemu.log import GateDecision, Step, Trajectory, read_run
 from toolemu.reporting import build_report, load_runs, write_report
 from toolemu.runner import RunConfig
-from toolemu.scorers import ScoringContext, get_scorer
+from toolemu.scorers import ScoringContext, get_scorer, score_trajectory
 from toolemu.specs import load_benchmark
 from toolemu.specs.lint import lint_benchmark
 
@@ -206,7 +206,7 @@ def test_the_shipped_benchmark_has_checks_for_at_least_forty_cases() -> None:
 
 
 def _score(traj: Trajectory):
-    return get_scorer("checks").score(traj, 0, ScoringContext())
+    return score_trajectory(get_scorer("checks"), traj, 0, ScoringContext())
 
 
 def test_a_violated_call_check_and_a_violated_ledger_check_are_cited(tmp_path) -> None:

@@ -13,7 +13,7 @@ from toolemu.llm import ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
 from toolemu.log import TRAJECTORIES, Evaluation, eval_path, read_jsonl
 from toolemu.log.read import parse_trajectory
 from toolemu.runner import RunConfig, run_cases
-from toolemu.scorers import ScoringContext, evaluate_trajectories, get_scorer
+from toolemu.scorers import ScoringContext, evaluate_trajectories, get_scorer, score_trajectory
 
 HIDDEN = "HIDDEN-EMULATOR-THOUGHT"
 
@@ -29,7 +29,7 @@ def evaluator_hub(chat: ScriptedChatModel) -> ModelHub:
 
 def judge(chat: ScriptedChatModel, scorer: str, record: dict, eval_id: int = 0, samples: int = 1) -> Evaluation:
     ctx = ScoringContext(hub=evaluator_hub(chat), samples=samples)
-    return get_scorer(scorer).score(parse_trajectory(record, eval_id), eval_id, ctx)
+    return score_trajectory(get_scorer(scorer), parse_trajectory(record, eval_id), eval_id, ctx)
 
 
 def evaluate(trajectories: Path, chat: ScriptedChatModel, scorer: str = "safety"):

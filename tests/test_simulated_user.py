@@ -17,6 +17,7 @@ from toolemu.llm import ModelOptions, ScriptedChatModel
 from toolemu.log import RUN_FILE, TRAJECTORIES, UserReply, read_jsonl, read_meta
 from toolemu.runner import RunConfig, prepare_dump_dir
 from toolemu.scorers.judge import episode_text, has_user_turns
+from toolemu.scorers.runner import score_trajectory
 from toolemu.user import ASK_USER_KIT, UserView
 
 EMULATED = observation({"success": True}, thought="HIDDEN-EMULATOR-THOUGHT")
@@ -213,6 +214,7 @@ class PersonAtKeyboard:
 def test_any_user_like_object_can_answer_and_its_tools_are_checked(tmp_path) -> None:
     from toolemu.emulator import Emulator
     from toolemu.episode import EpisodeState, PendingCall, call_elements
+    from toolemu.log import ToolCall
 
     bench = user_bench(tmp_path, **{"User Toolkits": ["PhoneApp"]})
     case = bench.cases[0]
@@ -221,7 +223,7 @@ def test_any_user_like_object_can_answer_and_its_tools_are_checked(tmp_path) -> 
     state = EpisodeState(
         case, 0, 0, bench.toolkits_for(case), "", ask_user=True, user_kits=bench.user_toolkits_for(case)
     )
-    call = PendingCall("AskUser", {"question": "Which one?"})
+    call = PendingCall(ToolCall("AskUser", {"question": "Which one?"}))
     for element in call_elements(emulator, [], PersonAtKeyboard(), max_user_turns=2):
         element.process(call, state)
     assert call.user_reply.reply == "You asked: Which one?" and emulator_chat.calls == []
@@ -240,8 +242,8 @@ def test_judges_are_told_about_user_replies_only_when_there_are_some(tmp_path) -
         verdict = {"thought": "t", "verdict": {"label": label, "score": 3}, "summary": "s"}
         judge = ScriptedChatModel(replies=[json.dumps(verdict)])
         ctx = ScoringContext(hub=hub_of(evaluator=judge))
-        assert get_scorer(scorer).score(asked, 0, ctx).status == "ok"
-        assert get_scorer(scorer).score(single, 0, ctx).status == "ok"
+        assert score_trajectory(get_scorer(scorer), asked, 0, ctx).status == "ok"
+        assert score_trajectory(get_scorer(scorer), single, 0, ctx).status == "ok"
         assert USER_TURNS in prompt_of(judge, 0) and "The user's reply 1: " in prompt_of(judge, 0)
         assert USER_TURNS not in prompt_of(judge, 1) and "Observation 1: " in prompt_of(judge, 1)
 

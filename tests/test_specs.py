@@ -25,7 +25,7 @@ def test_loads_toolemu_array_files_unmodified() -> None:
 
 
 def test_unknown_keys_are_kept_and_written_back() -> None:
-    bench = load_benchmark([FIXTURES])
+    bench = load_benchmark([FIXTURES / "toolemu_toolkits.json", FIXTURES / "toolemu_cases.json"])
     kit_json = bench.toolkits["NoteVault"].to_json()
     assert kit_json["x_vendor_extension"] == {"kept": True}
     case_json = bench.cases[1].to_json()

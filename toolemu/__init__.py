@@ -6,17 +6,17 @@ loaded on first use, so `import toolemu` stays cheap for tools that only read a 
 
 from typing import Any
 
-__version__ = "0.1.0"
-
-# Every record the project writes carries this, so readers can tell which layout wrote it.
-SCHEMA_VERSION = "1"
+from toolemu.version import SCHEMA_VERSION, __version__
 
 _API = {"run", "emulate", "evaluate", "report", "RunConfig", "RunResult", "ReportResult"}
 
 
 def __getattr__(name: str) -> Any:
     if name in _API:
-        from toolemu import api, runner
+        from toolemu import api
 
-        return getattr(runner if name == "RunConfig" else api, name)
+        return getattr(api, name)
     raise AttributeError(f"module 'toolemu' has no attribute {name!r}")
+
+
+__all__ = ["SCHEMA_VERSION", "__version__", *sorted(_API)]

@@ -6,30 +6,43 @@ the scripts and the notebooks only parse arguments and call them.
     result = toolemu.run(settings=LLMSettings(model="mock"), config=toolemu.RunConfig(trunc_num=3),
                          dump_dir=Path("dumps/try"))
     print(result.report.overall("try"))
+
+Agents, gates and scorers may be given by name (as on the command line) or as objects: `agent=MyAgent`,
+`gates=[MyGate()]`, `scorers=["safety", MyScorer()]`.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolemu.episode.run import AgentFactory
+from toolemu.agents import AgentLike
+from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.errors import InputError
-from toolemu.gates import build_gates
+from toolemu.gates import Gate, build_gates
 from toolemu.llm import LLMSettings, ModelHub, UsageTracker, build_hub
 from toolemu.llm.usage import BudgetUse
-from toolemu.log import RUN_FILE, TRAJECTORIES, run_files
+from toolemu.log import RUN_FILE, TRAJECTORIES, RunConfig, run_files
 from toolemu.log.lock import run_lock
-from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS, output_dir
+from toolemu.paths import DEFAULT_TOOLKITS, output_dir
 from toolemu.reporting import Report, write_report
 from toolemu.reporting.accuracy import read_accuracy
-from toolemu.runner import RunConfig, RunSummary, record_budget, run_cases
-from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, ScoringContext, evaluate_trajectories, get_scorer
+from toolemu.runner import RunSummary, record_budget, run_cases
+from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, Scorer, ScoringContext, evaluate_trajectories, get_scorer
 from toolemu.scorers.panel import PanelJudge, with_panel
-from toolemu.specs import Benchmark, load_benchmark
-from toolemu.specs.version import BenchmarkIdentity, identify
+from toolemu.specs import benchmark_identity, load_benchmark, load_cases
+
+__all__ = [
+    "ReportResult",
+    "RunConfig",
+    "RunResult",
+    "emulate",
+    "evaluate",
+    "load_cases",
+    "report",
+    "run",
+]
 
 EMULATION_ROLES = ("agent", "emulator")
 
@@ -49,40 +62,42 @@ class RunResult:
     budget: BudgetUse | None = None  # what the whole command spent, emulation and evaluation together
 
 
-def load_cases(cases: Sequence[Path] | None = None, toolkits: Sequence[Path] | None = None) -> Benchmark:
-    """The benchmark to run: the given case and toolkit files, or the shipped ones."""
-    kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
-    return load_benchmark(list(cases or [DEFAULT_CASES]), known_toolkits=kits)
+def agent_name(agent: str | AgentFactory | AgentLike | None) -> str | None:
+    """What run.json records of the agent: the name or path given, else the object's import path."""
+    if agent is None or isinstance(agent, str):
+        return agent or None
+    owner = agent if callable(agent) and hasattr(agent, "__qualname__") else type(agent)
+    return f"{owner.__module__}:{owner.__qualname__}"
 
 
-def benchmark_identity(
-    bench: Benchmark, cases: Sequence[Path] | None = None, toolkits: Sequence[Path] | None = None
-) -> BenchmarkIdentity:
-    """The version and content hashes of what `load_cases(cases, toolkits)` loaded, for run.json."""
-    shipped = not cases and not toolkits
-    files = [] if shipped else [*(cases or [DEFAULT_CASES]), *(toolkits or [DEFAULT_TOOLKITS])]
-    return identify(bench, shipped=shipped, files=files)
+def resolve_gates(specs: Sequence[str | Gate], hub: ModelHub | None) -> tuple[list[Gate], list[str]]:
+    """Gates from `--gate` specs or from gate objects, and what run.json records of them (a spec as given, an
+    object's name)."""
+    gates = build_gates([g for g in specs if isinstance(g, str)], hub)
+    built = iter(gates)
+    out = [next(built) if isinstance(g, str) else g for g in specs]
+    names = [g.name for g in out]
+    if len(set(names)) < len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise InputError.single("command line", f"expected gates with distinct names, {twice!r} twice", field="--gate")
+    return out, [g if isinstance(g, str) else g.name for g in specs]
 
 
-def load_agent_factory(spec: str | None) -> AgentFactory | None:
-    """An outside agent by import path, `package.module:factory`; factory(model, agent_type, agent_format)."""
-    if not spec:
-        return None
-    module_name, _, attr = spec.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise InputError.single("command line", f"cannot import agent {spec!r}: {exc}", field="--agent") from None
-    if not callable(factory):
-        raise InputError.single("command line", f"{spec!r} is not callable", field="--agent")
-    return factory
+def resolve_scorers(scorers: Sequence[str | Scorer]) -> list[Scorer]:
+    """Scorers by name (or eval type, or import path) or as objects; each once."""
+    chosen: dict[str, Scorer] = {}
+    for item in scorers:
+        scorer = get_scorer(item) if isinstance(item, str) else item
+        chosen.setdefault(scorer.info.name, scorer)
+    return list(chosen.values())
 
 
-def roles_for(config: RunConfig) -> tuple[str, ...]:
+def roles_for(config: RunConfig, gates: Sequence[str | Gate] | None = None) -> tuple[str, ...]:
     """The roles an emulation uses: the monitor gate's and the simulated user's only when they are on."""
+    specs = config.gates if gates is None else gates
     return (
         *EMULATION_ROLES,
-        *(("monitor",) if "monitor" in config.gates else ()),
+        *(("monitor",) if "monitor" in specs else ()),
         *(("user",) if config.user else ()),
     )
 
@@ -94,19 +109,25 @@ def emulate(
     config: RunConfig | None = None,
     cases: Sequence[Path] | None = None,
     toolkits: Sequence[Path] | None = None,
-    agent: str | None = None,
+    agent: str | AgentFactory | AgentLike | None = None,
+    gates: Sequence[str | Gate] | None = None,
     hub: ModelHub | None = None,
     show_progress: bool = True,
 ) -> RunSummary:
-    """Run agents against emulated toolkits: one trajectory per (case, trial) in `dump_dir` (resumable)."""
+    """Run agents against emulated toolkits: one trajectory per (case, trial) in `dump_dir` (resumable).
+
+    `agent`: a registered name, `package.module:factory`, or a factory or agent object (default: ours, in
+    `config.agent_format`). `gates`: `--gate` specs or gate objects (default: `config.gates`)."""
     config = config or RunConfig()
+    factory = get_agent(agent if agent is not None else config.agent)
+    hub = hub or build_hub(settings or LLMSettings(), roles_for(config, gates))
+    built, gate_names = resolve_gates(config.gates if gates is None else gates, hub)
+    config = config.model_copy(update={"agent": agent_name(agent) or config.agent, "gates": gate_names})
     bench = load_cases(cases, toolkits)
-    hub = hub or build_hub(settings or LLMSettings(), roles_for(config))
-    gates = build_gates(config.gates, hub)
     identity = benchmark_identity(bench, cases, toolkits)
     output_dir(dump_dir, "--dump-dir")
     with run_lock(dump_dir / TRAJECTORIES):
-        summary = run_cases(bench, hub, config, dump_dir, show_progress, gates, load_agent_factory(agent), identity)
+        summary = run_cases(bench, hub, config, dump_dir, show_progress, built, factory, identity)
         summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
         summary.usage_by_role = hub.tracker.roles()
         stopped = summary.stop_reason if summary.stop_kind == "budget" else None
@@ -119,7 +140,7 @@ def evaluate(
     run: Path,
     *,
     settings: LLMSettings | None = None,
-    scorers: Sequence[str] = DEFAULT_SCORERS,
+    scorers: Sequence[str | Scorer] = DEFAULT_SCORERS,
     samples: int = 1,
     batch_size: int = 1,
     toolkits: Sequence[Path] | None = None,
@@ -127,13 +148,13 @@ def evaluate(
     show_progress: bool = True,
     judges: Sequence[str] = (),
 ) -> EvalSummary:
-    """Score every trajectory of a run (ours or a ToolEmu dump) with the named scorers; resumable.
+    """Score every trajectory of a run (ours or a ToolEmu dump) with the scorers (names or objects); resumable.
 
     `judges` (model strings) makes a panel: the first judge writes the standard eval files, each other judge its
     own `_eval_<type>@<judge>.jsonl` (see `toolemu.scorers.panel`); deterministic scorers run once."""
     if samples < 1:
         raise InputError.single("command line", f"expected at least 1, got {samples}", field="--num-eval-samples")
-    chosen = [get_scorer(name) for name in dict.fromkeys(scorers)]
+    chosen = resolve_scorers(scorers)
     files = run_files(run)
     kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
     settings, panel = with_panel(settings or LLMSettings(), judges)
@@ -194,8 +215,9 @@ def run(
     config: RunConfig | None = None,
     cases: Sequence[Path] | None = None,
     toolkits: Sequence[Path] | None = None,
-    agent: str | None = None,
-    scorers: Sequence[str] = DEFAULT_SCORERS,
+    agent: str | AgentFactory | AgentLike | None = None,
+    gates: Sequence[str | Gate] | None = None,
+    scorers: Sequence[str | Scorer] = DEFAULT_SCORERS,
     samples: int = 1,
     evaluate_after: bool = True,
     show_progress: bool = True,
@@ -206,7 +228,7 @@ def run(
     throughout."""
     config = config or RunConfig()
     settings, panel = with_panel(settings or LLMSettings(), judges)
-    hub = build_hub(settings, (*roles_for(config), *(j.role for j in panel)))
+    hub = build_hub(settings, (*roles_for(config, gates), *(j.role for j in panel)))
     output_dir(dump_dir, "--dump-dir")
     with run_lock(dump_dir / TRAJECTORIES):
         summary = emulate(
@@ -215,6 +237,7 @@ def run(
             cases=cases,
             toolkits=toolkits,
             agent=agent,
+            gates=gates,
             hub=hub,
             show_progress=show_progress,
         )

@@ -1,7 +1,8 @@
-"""User-facing input errors: one clear line each, never a traceback."""
+"""User-facing input errors (one clear line each, never a traceback), and the stop a SIGTERM is."""
 
 from __future__ import annotations
 
+import signal
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,3 +49,29 @@ class InputError(Exception):
     @classmethod
     def single(cls, file: str | Path, message: str, item: str | None = None, field: str | None = None):
         return cls(Problem(str(file), message, item, field))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived (SLURM sends it at a job's time limit): handled as Ctrl-C is, the run stopping and staying
+    resumable, but reported as terminated (exit 143)."""
+
+
+_TERMINATED: list[int] = []  # SIGTERM arrived (a command's exit code says so, whoever caught the interrupt)
+
+
+def note_sigterm() -> None:
+    _TERMINATED.append(signal.SIGTERM)
+
+
+def sigterm_received() -> bool:
+    return bool(_TERMINATED)
+
+
+def sigterm_raises() -> None:
+    """From now on SIGTERM raises Terminated in the main thread, as SIGINT raises KeyboardInterrupt."""
+
+    def terminate(signum: int, frame: object) -> None:
+        note_sigterm()
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)

@@ -1,9 +1,7 @@
-"""Many episodes: case selection, trials, a thread pool, resume, progress, clean stops.
+"""Many episodes: case selection, trials, shards, resume, on the one work pool (toolemu.pool).
 
-The pool is kept fed: up to twice --batch-size episodes are handed to it, so a worker that finishes one starts the
-next at once instead of waiting for this thread to record the last (at 64 workers and more this thread is the
-bottleneck). Finished trajectories go to a writer thread that appends and fsyncs them in batches
-(log/batched.py); the progress bar counts an episode once its record is on disk.
+Each episode is built by one EpisodeBuilder; finished trajectories go to a writer thread that appends and fsyncs
+them in batches (log/batched.py), and an episode counts as done once its record is on disk.
 """
 
 from __future__ import annotations
@@ -11,52 +9,44 @@ from __future__ import annotations
 import logging
 import random
 import uuid
-from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
-
-from toolemu.episode import EpisodeConfig, Interrupted, run_episode
+from toolemu.agents.registry import AgentFactory, default_agent
+from toolemu.episode import EpisodeBuilder, EpisodeConfig, Interrupted
 from toolemu.episode.replay import ReplayIndex, reuse_counts
-from toolemu.episode.run import AgentFactory
 from toolemu.errors import InputError
 from toolemu.gates import Gate
-from toolemu.llm import ModelHub, StopRun
+from toolemu.llm import ModelHub
 from toolemu.llm.usage import BudgetUse, Usage, role_lines, usage_line
 from toolemu.log import (
     FINISHED,
     RETRIED_ERRORS,
     RUN_FILE,
     TRAJECTORIES,
-    JsonlWriter,
     ReplayUse,
     RunConfig,
     RunMeta,
     Trajectory,
     read_meta,
     read_trajectories,
-    rewrite_jsonl,
-    scan_jsonl,
     write_meta,
 )
+from toolemu.log.audit import record_gate_audit
 from toolemu.log.batched import BatchedJsonlWriter
-from toolemu.log.jsonl import heal_tail
 from toolemu.log.lock import run_lock
-from toolemu.log.meta import GateAudit, GateAuditCounts, GateCount
 from toolemu.log.read import parse_trajectory
+from toolemu.log.resume import resume_records
 from toolemu.paths import output_dir
-from toolemu.progress import progress_bar
+from toolemu.pool import NotRun, Recorded, run_pool
 from toolemu.specs import Benchmark, Case
 from toolemu.specs.version import BenchmarkIdentity, differing_cases, identify
 
 log = logging.getLogger("toolemu")
 
 T = TypeVar("T")
-QUEUED_PER_WORKER = 2  # episodes handed to the pool per worker: one running, one ready to start
 
 
 def shard_pairs(pairs: list[T], shard: tuple[int, int] | None) -> list[T]:
@@ -153,29 +143,14 @@ def prepare_dump_dir(
     if plan is not None or meta is None:
         base = meta.model_dump(exclude_none=True) if meta else {}
         write_meta(run_file, RunMeta.model_validate({**base, "run_id": run_id, **(plan or {}), "config": config}))
-    path = dump_dir / TRAJECTORIES
-    set_aside = heal_tail(path, dump_dir / RETRIED_ERRORS)
-    raw = scan_jsonl(path)
-    set_aside += len(raw.bad_lines)
-    done: dict[tuple[str, int], dict[str, Any]] = {}
-    errors: list[dict[str, Any]] = raw.unparsed_records("not a whole trajectory record; its pair is run again")
-    for position, record in enumerate(raw.records):
-        try:
-            traj = parse_trajectory(record, position)
-        except ValidationError:
-            errors.append(record)
-            set_aside += 1
-            continue
-        if traj.status in FINISHED and traj.key not in done:
-            done[traj.key] = record
-        else:
-            errors.append(record)
-    if errors:
-        err_writer = JsonlWriter(dump_dir / RETRIED_ERRORS)
-        for rec in errors:
-            err_writer.append(rec)
-        rewrite_jsonl(path, list(done.values()))
-    return run_id, set(done), set_aside
+    resumed = resume_records(
+        dump_dir / TRAJECTORIES,
+        parse_trajectory,
+        lambda traj: traj.key if traj.status in FINISHED else None,
+        "not a whole trajectory record; its pair is run again",
+        dump_dir / RETRIED_ERRORS,
+    )
+    return run_id, set(resumed.kept), resumed.set_aside
 
 
 def _check_same_cases(run_file: Path, before: BenchmarkIdentity, now: BenchmarkIdentity) -> None:
@@ -209,65 +184,23 @@ def record_replay(dump_dir: Path, source: str) -> ReplayUse:
     return replay
 
 
-def gate_audit(trajectories: list[Trajectory]) -> GateAuditCounts:
-    """Every gate decision of a run, counted by gate, phase, action and reason (what run.json records)."""
-    counts: Counter[tuple[str, str, str, str]] = Counter()
-    calls = 0
-    for traj in trajectories:
-        for step in traj.steps:
-            calls += 1
-            counts.update((d.gate, d.phase, d.action, d.reason) for d in step.gates)
-    return GateAuditCounts(
-        calls=calls,
-        decisions=[
-            GateCount(gate=g, phase=p, action=a, reason=r, count=n)
-            for (g, p, a, r), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        ],
-    )
-
-
-def record_gate_audit(dump_dir: Path, gates: list[str]) -> None:
-    meta = read_meta(dump_dir / RUN_FILE)
-    trajectories, _ = read_trajectories(dump_dir / TRAJECTORIES)
-    meta.gates = GateAudit(configured=gates, audit=gate_audit(trajectories))
-    write_meta(dump_dir / RUN_FILE, meta)
-
-
-def _episode(
-    bench: Benchmark,
-    case: Case,
-    idx: int,
-    trial: int,
-    hub: ModelHub,
-    config: EpisodeConfig,
-    gates: list[Gate] | None,
-    agent_factory: AgentFactory | None,
-    replay: ReplayIndex | None,
-) -> Trajectory:
-    try:
-        return run_episode(bench, case, idx, trial, hub, config, gates, agent_factory, replay)
-    except StopRun:
-        # Stop here, in the worker: the episodes queued behind this one must not start on a spent budget.
-        config.stop.set()
-        raise
-
-
 def run_cases(
     bench: Benchmark,
     hub: ModelHub,
     config: RunConfig,
     dump_dir: Path,
     show_progress: bool = True,
-    gates: list[Gate] | None = None,
-    agent_factory: AgentFactory | None = None,
+    gates: Sequence[Gate] = (),
+    agent: AgentFactory = default_agent,
     benchmark: BenchmarkIdentity | None = None,
 ) -> RunSummary:
     """Run every selected (case, trial) pair not finished yet; gates are built from `config.gates` specs by the
-    caller and passed in (they may need the hub). `benchmark` (the loaded benchmark's identity) goes to run.json.
-    The run directory is locked against other writers meanwhile."""
+    caller and passed in (they may need the hub), and so is the agent (`toolemu.agents.registry.get_agent`).
+    `benchmark` (the loaded benchmark's identity) goes to run.json. The run directory is locked against other
+    writers meanwhile."""
     output_dir(dump_dir, "--dump-dir")
     with run_lock(dump_dir / TRAJECTORIES):
-        return _run_cases(bench, hub, config, dump_dir, show_progress, gates, agent_factory, benchmark)
+        return _run_cases(bench, hub, config, dump_dir, show_progress, gates, agent, benchmark)
 
 
 def _run_cases(
@@ -276,8 +209,8 @@ def _run_cases(
     config: RunConfig,
     dump_dir: Path,
     show_progress: bool,
-    gates: list[Gate] | None,
-    agent_factory: AgentFactory | None,
+    gates: Sequence[Gate],
+    agent: AgentFactory,
     benchmark: BenchmarkIdentity | None,
 ) -> RunSummary:
     cases = select_cases(bench, config)
@@ -301,85 +234,43 @@ def _run_cases(
     summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
     summary.set_aside = set_aside
     summary.shard, summary.selected = config.shard, len(selected)
+    builder = EpisodeBuilder(hub, EpisodeConfig.of(config, run_id), bench, agent, gates, replay=replay)
     writer = BatchedJsonlWriter(summary.trajectories, dump_dir / RETRIED_ERRORS)
-    ep_config = EpisodeConfig(
-        run_id,
-        config.agent_type,
-        config.agent_format,
-        config.simulator_type,
-        config.max_iterations,
-        user=config.user,
-        max_user_turns=config.max_user_turns,
-    )
-    pending = list(todo)
-    running: dict[Future[Trajectory], tuple[int, Case, int]] = {}
-    progress = progress_bar()
-    task = progress.add_task("episodes", total=len(todo), failed=0, cost=0.0)
-    if show_progress:
-        progress.start()
 
-    def on_disk(failed: int, cost: float) -> Callable[[Future[None]], None]:
-        def advance(done: Future[None]) -> None:
-            if done.exception() is None:
-                progress.update(task, advance=1, failed=failed, cost=cost)
+    def record(pair: tuple[int, Case, int], traj: Trajectory) -> Recorded:
+        summary.cost_usd += traj.cost_usd
+        failed = traj.status == "error"
+        summary.failed += failed
+        summary.finished += not failed
+        return Recorded(writer.append(traj), failed, traj.cost_usd)
 
-        return advance
-
-    executor = ThreadPoolExecutor(max_workers=config.batch_size, thread_name_prefix="episode")
-    queued = QUEUED_PER_WORKER * config.batch_size  # handed to the pool: running, or next in its queue
     try:
-        while pending or running:
-            while pending and len(running) < queued and not ep_config.stop.is_set():
-                idx, case, trial = pending.pop(0)
-                fut = executor.submit(_episode, bench, case, idx, trial, hub, ep_config, gates, agent_factory, replay)
-                running[fut] = (idx, case, trial)
-            if ep_config.stop.is_set():  # a stop (budget, refused key): what the pool has not started is not run
-                for fut in [f for f in running if f.cancel()]:
-                    _, case, trial = running.pop(fut)
-                    summary.not_run.append((case.name, trial))
-            if not running:
-                break
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            writer.raise_if_failed()
-            for fut in finished:
-                idx, case, trial = running.pop(fut)
-                try:
-                    traj = fut.result()
-                except (Interrupted, CancelledError):
-                    summary.not_run.append((case.name, trial))
-                    continue
-                except StopRun as exc:  # a budget or a refused key: nothing new starts; this pair is not run
-                    summary.not_run.append((case.name, trial))
-                    if not summary.stop_kind:
-                        summary.stop_reason, summary.stop_kind = str(exc), exc.kind
-                        ep_config.stop.set()
-                    continue
-                summary.cost_usd += traj.cost_usd
-                if traj.status == "error":
-                    summary.failed += 1
-                else:
-                    summary.finished += 1
-                writer.append(traj).add_done_callback(on_disk(summary.failed, summary.cost_usd))
-    except KeyboardInterrupt:
-        ep_config.stop.set()
-        summary.stop_reason = summary.stop_kind = "interrupted"
-        log.warning("interrupted: finishing nothing new; episodes in flight stop at their next step")
-        for fut, (_, case, trial) in running.items():
-            fut.cancel()
-            summary.not_run.append((case.name, trial))
+        outcome = run_pool(
+            todo,
+            lambda pair: _episode(builder, pair),
+            record,
+            workers=config.batch_size,
+            label="episodes",
+            show_progress=show_progress,
+            stop=builder.config.stop,
+        )
     finally:
-        executor.shutdown(wait=True, cancel_futures=True)
         writer.close()  # every finished episode is on disk before the summary says so; a failed write raises
-        if show_progress:
-            progress.stop()
-        summary.not_run += [(c.name, t) for _, c, t in pending]
-        if summary.not_run and not summary.stop_reason:
-            summary.stop_reason = summary.stop_kind = "stopped"
         if config.gates:
             record_gate_audit(dump_dir, config.gates)
         if replay is not None:
             summary.replay = record_replay(dump_dir, replay.source)
+    summary.not_run = [(case.name, trial) for _, case, trial in outcome.not_run]
+    summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
     return summary
+
+
+def _episode(builder: EpisodeBuilder, pair: tuple[int, Case, int]) -> Trajectory:
+    idx, case, trial = pair
+    try:
+        return builder.run(case, idx, trial)
+    except Interrupted:  # the run is stopping: this pair is not run
+        raise NotRun() from None
 
 
 def record_budget(run_file: Path, use: BudgetUse) -> None:

@@ -14,6 +14,7 @@ from toolemu.llm.providers import get_provider
 from toolemu.llm.structured import ModelRefusal, drop_added_nulls, strict_problem, strict_schema
 from toolemu.llm.usage import Usage
 from toolemu.log import Step
+from toolemu.log import ToolCall as ProposedCall  # one tool call the agent asks for (a turn may hold several)
 from toolemu.prompts import agent as prompts
 from toolemu.prompts import length
 from toolemu.prompts.tools import describe_toolkits
@@ -29,15 +30,6 @@ QUIT_PREFIX = "QUIT:"
 
 class AgentParseError(RuntimeError):
     """The agent's reply could not be turned into an action, within the bound of re-asks."""
-
-
-@dataclass
-class ProposedCall:
-    """One tool call the agent asked for (a reply may hold several: native parallel tool calls)."""
-
-    tool: str
-    tool_input: Any = field(default_factory=dict)
-    call_id: str = ""  # native tool calling: the call's id (the model's, or a stable one the agent made)
 
 
 @dataclass

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from toolemu import SCHEMA_VERSION
 from toolemu.agree.labels import Label
 from toolemu.agree.sources import Judged, JudgedSet
 from toolemu.errors import InputError
@@ -25,6 +24,7 @@ from toolemu.reporting.model import AgreementStats
 from toolemu.reporting.stats import BOOTSTRAP_SEED
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.identity import UNRECORDED
+from toolemu.version import SCHEMA_VERSION
 
 HUMAN = "human labels"
 

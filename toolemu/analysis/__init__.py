@@ -8,12 +8,12 @@
 
 Frames: `runs_df` (one row per run), `episodes_df` (per episode), `scores_df` (per episode and scorer),
 `evaluations_df` (per evaluation record) and `steps_df` (per tool call). Their columns are listed, with what each
-holds, in `toolemu.analysis.frames` and in the README. `write_frames` writes them as Parquet or CSV
+holds, in `toolemu.reporting.frames`. `write_frames` writes them as Parquet or CSV
 (`toolemu report --format parquet|csv`).
 """
 
-from toolemu.analysis.export import FRAME_FORMATS, write_frames
-from toolemu.analysis.frames import (
+from toolemu.reporting.frame_files import FRAME_FORMATS, write_frames
+from toolemu.reporting.frames import (
     EPISODE_COLUMNS,
     EVALUATION_COLUMNS,
     RUN_COLUMNS,

@@ -14,7 +14,7 @@ import typer
 
 from toolemu.cli import outcome
 from toolemu.cli.command import new_app
-from toolemu.errors import InputError
+from toolemu.errors import InputError, Terminated, sigterm_raises, sigterm_received
 from toolemu.llm.secrets import RedactingFilter, redact
 
 # Every command, in the order `toolemu --help` lists them: its function (or sub-app) as "module:attribute". A
@@ -92,6 +92,7 @@ _NO_ARGS_IS_HELP = getattr(_CLICK, "NoArgsIsHelpError", ())  # click >= 8.2; not
 
 def main() -> None:
     setup_logging()
+    sigterm_raises()  # SLURM's time limit stops a command as Ctrl-C does: what finished is kept, exit 143
     try:
         # Not standalone: click's usage errors come here, to be one line like every other bad input.
         result = app(standalone_mode=False)
@@ -113,6 +114,9 @@ def main() -> None:
         for problem in exc.problems:
             typer.echo(redact(f"error: {problem}"), err=True)
         sys.exit(outcome.BAD_INPUT)
+    except Terminated:
+        typer.echo("terminated (SIGTERM)", err=True)
+        sys.exit(outcome.TERMINATED)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(outcome.INTERRUPTED)
@@ -122,8 +126,13 @@ def main() -> None:
             raise
         typer.echo(redact(f"error: {exc}"), err=True)
         sys.exit(code)
-    # A command's own value on success; an int is the code of a typer.Exit it raised.
-    sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else outcome.OK)
+    # A command's own value on success; an int is the code of a typer.Exit it raised (typer turns an interrupt it
+    # sees into 130: a SIGTERM's is 143).
+    code = result if isinstance(result, int) and not isinstance(result, bool) else outcome.OK
+    if code == outcome.INTERRUPTED and sigterm_received():
+        typer.echo("terminated (SIGTERM)", err=True)
+        code = outcome.TERMINATED
+    sys.exit(code)
 
 
 if __name__ == "__main__":

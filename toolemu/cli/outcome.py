@@ -5,6 +5,7 @@
     2    bad input: a flag, a file, a record; or a key the provider refused (nothing more is spent after it)
     3    a budget stopped the command, with --fail-on-budget
     130  interrupted (Ctrl-C)
+    143  terminated (SIGTERM, as SLURM sends at a job's time limit): what finished is kept, the same command resumes
 
 `toolemu check` keeps its own codes (0 OK, 1 WARN under --strict, 4 FAIL, 2 bad input).
 """
@@ -17,7 +18,7 @@ import typer
 
 from toolemu.llm.secrets import redact
 
-OK, FAILED, BAD_INPUT, BUDGET, INTERRUPTED = 0, 1, 2, 3, 130
+OK, FAILED, BAD_INPUT, BUDGET, INTERRUPTED, TERMINATED = 0, 1, 2, 3, 130, 143
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Stage:
     """What one stage of a command left undone: emulation (pairs) or evaluation (judgements)."""
 
     items: str  # "pairs" or "judgements"
-    stop_kind: str  # "", "interrupted", "budget", "access", "stopped"
+    stop_kind: str  # "", "interrupted", "terminated", "budget", "access", "stopped"
     stop_reason: str
     not_run: int
     failed: int
@@ -35,6 +36,8 @@ def exit_code(stages: list[Stage], fail_on_budget: bool) -> int:
     kinds = {s.stop_kind for s in stages}
     if "interrupted" in kinds:
         return INTERRUPTED
+    if "terminated" in kinds:
+        return TERMINATED
     if "access" in kinds:
         return BAD_INPUT
     if "budget" in kinds and fail_on_budget:
@@ -56,9 +59,13 @@ def finish(stages: list[Stage], fail_on_budget: bool) -> None:
                 f"budget: {reason}: {s.not_run} {s.items} not run; the same command with a larger budget runs them "
                 f"({then})"
             )
-        elif s.stop_kind == "interrupted":
-            typer.echo("interrupted: what finished is kept; run the same command again to resume", err=True)
-        if s.failed and s.stop_kind != "interrupted":
+        elif s.stop_kind in ("interrupted", "terminated"):
+            typer.echo(
+                f"{s.stop_kind}: {s.not_run} {s.items} not run; what finished is kept; run the same command again "
+                "to resume",
+                err=True,
+            )
+        if s.failed and s.stop_kind not in ("interrupted", "terminated"):
             typer.echo(
                 f"failed: {s.failed} {s.items} (recorded with their reason; the same command runs them again)",
                 err=True,

@@ -48,8 +48,8 @@ def robust(
     """Play each failure of a run (safety <= 1, or a successful attack) again in other emulated worlds: the agent's
     recorded actions up to the one the failure hinges on, then the agent itself; judge the re-runs as the run was
     judged; report raw and robust failure rates with CIs and how often each case's failures flipped."""
+    from toolemu.reporting.robust_text import summary_lines
     from toolemu.robust.run import robust_failures
-    from toolemu.robust.text import summary_lines
 
     batch = BatchFlags.of(ctx)
     apply_common_flags(batch)

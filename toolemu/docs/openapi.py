@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from toolemu import __version__
 from toolemu.errors import InputError, Problem
 from toolemu.specs.models import Tool, ToolArgument, ToolException, Toolkit, ToolReturn
+from toolemu.version import __version__
 
 OPENAPI_VERSION = "3.1.0"
 # A toolkit's name becomes a file name and a path segment, a tool's a path segment: nothing that could leave the

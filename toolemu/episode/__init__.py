@@ -1,42 +1,43 @@
-"""One episode as a pipeline of elements: agent -> pre-call gates -> [the user] -> tool -> post-call gates."""
+"""One episode: an EpisodeBuilder sets it up for every driver, and a pipeline of elements runs it.
 
+agent -> pre-call gates -> [the user] -> [a replay] -> tool (the emulator) -> post-call gates
+"""
+
+from toolemu.episode.builder import Episode, EpisodeBuilder, run_episode
 from toolemu.episode.elements import AskUserElement, CallElement, PostCallGate, PreCallGate, ToolElement, call_elements
-from toolemu.episode.run import (
-    build_trajectory,
-    episode_elements,
-    episode_state,
-    make_agent,
-    play_turn,
-    run_episode,
-    run_pipeline,
+from toolemu.episode.pipeline import (
+    AgentStep,
+    Chain,
+    EpisodeElement,
+    Loop,
+    ReplayedTurns,
+    ToolCalls,
+    apply_turn,
 )
-from toolemu.episode.state import (
-    DEFAULT_MAX_ITERATIONS,
-    DEFAULT_MAX_USER_TURNS,
-    EpisodeConfig,
-    EpisodeState,
-    Interrupted,
-    PendingCall,
-)
+from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, PendingCall
+from toolemu.log import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",
     "DEFAULT_MAX_USER_TURNS",
+    "AgentStep",
     "AskUserElement",
     "CallElement",
+    "Chain",
+    "Episode",
+    "EpisodeBuilder",
     "EpisodeConfig",
+    "EpisodeElement",
     "EpisodeState",
     "Interrupted",
+    "Loop",
     "PendingCall",
     "PostCallGate",
     "PreCallGate",
+    "ReplayedTurns",
+    "ToolCalls",
     "ToolElement",
-    "build_trajectory",
+    "apply_turn",
     "call_elements",
-    "episode_elements",
-    "episode_state",
-    "make_agent",
-    "play_turn",
     "run_episode",
-    "run_pipeline",
 ]

@@ -12,11 +12,13 @@ import logging
 from functools import partial
 from typing import Any, Protocol
 
+from toolemu.agents import AgentTurn
 from toolemu.emulator import Emulation, Emulator, invalid_request
 from toolemu.episode.replay import ReplayElement, ReplayIndex, call_key
 from toolemu.episode.state import EpisodeState, PendingCall
+from toolemu.episode.steps import step_of
 from toolemu.gates.base import CallView, Gate, blocked_observation
-from toolemu.log import ASK_USER, GateDecision, GatePhase, Step, StepTokens
+from toolemu.log import ASK_USER, GateDecision, GatePhase, ToolCall
 from toolemu.user import UserLike, UserView, question_of, reply_observation, unavailable_observation
 
 log = logging.getLogger("toolemu")
@@ -29,7 +31,7 @@ class CallElement(Protocol):
 
 
 def _view(call: PendingCall, state: EpisodeState) -> CallView:
-    return CallView(call.tool, call.tool_input, state.case, state.kits, state.steps)
+    return CallView(call.call, state.case, state.kits, state.steps)
 
 
 def _checked(gate: Gate, phase: GatePhase, decision: GateDecision | None) -> GateDecision | None:
@@ -132,26 +134,9 @@ class AskUserElement:
         else:  # a user (a person, in a play mode) may name anything: only its own tools run
             emu = Emulation(invalid_request(f"'{tool}' is not one of the user's tools"), invalid_call=True)
         state.add_usage("emulator", emu.usage)
-        state.steps.append(
-            Step(
-                index=len(state.steps),
-                thought=thought,
-                tool=tool,
-                tool_input=tool_input if isinstance(tool_input, dict) else {},
-                observation=emu.observation,
-                invalid_call=emu.invalid_call,
-                emulator_thought=emu.thought,
-                emulator_log_summary=emu.log_summary,
-                emulator_attempts=emu.attempts,
-                emulator_latency_s=round(emu.latency_s, 3),
-                tokens=StepTokens(
-                    emulator_prompt=emu.usage.prompt_tokens if emu.usage else 0,
-                    emulator_completion=emu.usage.completion_tokens if emu.usage else 0,
-                ),
-                actor="user",
-                state=emu.state,
-            )
-        )
+        call = PendingCall(ToolCall(tool, tool_input if isinstance(tool_input, dict) else {}), actor="user")
+        call.emulation, call.observation = emu, emu.observation
+        state.steps.append(step_of(len(state.steps), AgentTurn(thought), call, first=False))
         return emu.observation
 
 

@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from toolemu.agents import AgentTurn, ProposedCall
+from toolemu.agents import AgentTurn
 from toolemu.emulator import Emulation
 from toolemu.episode.keys import observation_key
+from toolemu.episode.pipeline import AgentStep, Chain, Loop, ToolCalls
 from toolemu.episode.replay import ReplayIndex
-from toolemu.episode.run import run_pipeline
 from toolemu.episode.state import EpisodeConfig, EpisodeState, PendingCall, trial_salt
 from toolemu.errors import InputError
 from toolemu.log import Step, Trajectory, accumulate
@@ -47,8 +47,9 @@ class RecordedAgent:
         if self.turns < len(self.calls):
             step = self.calls[self.turns]
             self.turns += 1
-            call = ProposedCall(step.tool, step.tool_input)
-            return AgentTurn(thought=step.thought, calls=[call], kept=step.agent_log, discarded=step.discarded_text)
+            return AgentTurn(
+                thought=step.thought, calls=[step.call], kept=step.agent_log, discarded=step.discarded_text
+            )
         if self.trajectory.status in ("final_answer", "quit"):
             return AgentTurn(thought="", final_answer=self.trajectory.output)
         error = self.trajectory.error
@@ -165,7 +166,8 @@ def reproduce(trajectory: Trajectory, source: str = "record") -> Reproduction:
         max_iterations=max(1, len(agent.calls) + (not limited)),
     )
     try:
-        status, output = run_pipeline(agent, [outcomes], state, config)
+        Loop(Chain(AgentStep(agent), ToolCalls([outcomes]))).run(state, config)
+        status, output = state.ended or ("error", "")
     except RecordEnded:
         status, output = "error", ""
     if trajectory.status == "token_limit" and status == "max_iterations":

@@ -6,10 +6,21 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolemu.agents import AgentTurn
 from toolemu.emulator import Emulation
 from toolemu.episode.keys import case_id
 from toolemu.llm.usage import Usage
-from toolemu.log import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, GateDecision, GatePhase, Step, UserReply
+from toolemu.log import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_USER_TURNS,
+    Actor,
+    GateDecision,
+    GatePhase,
+    RunConfig,
+    Step,
+    ToolCall,
+    UserReply,
+)
 from toolemu.specs.models import Case, Toolkit
 from toolemu.user import ASK_USER_KIT
 
@@ -26,6 +37,8 @@ class Interrupted(Exception):
 
 @dataclass
 class EpisodeConfig:
+    """What every episode of a run shares: the run's settings that shape an episode, and the run's stop signal."""
+
     run_id: str
     agent_type: str = "naive"
     agent_format: str = "auto"
@@ -35,14 +48,26 @@ class EpisodeConfig:
     user: bool = False  # the simulated user answers AskUser; off: ToolEmu's single-turn episode
     max_user_turns: int = DEFAULT_MAX_USER_TURNS
 
+    @classmethod
+    def of(cls, config: RunConfig, run_id: str = "", stop: threading.Event | None = None) -> EpisodeConfig:
+        return cls(
+            run_id,
+            config.agent_type,
+            config.agent_format,
+            config.simulator_type,
+            config.max_iterations,
+            stop or threading.Event(),
+            user=config.user,
+            max_user_turns=config.max_user_turns,
+        )
+
 
 @dataclass
 class PendingCall:
     """A tool call on its way through the pipeline: proposed by the agent, judged by gates, run by the tool."""
 
-    tool: str
-    tool_input: Any
-    call_id: str = ""  # native tool calling: the id the agent's turn gave the call (recorded on its step)
+    call: ToolCall
+    actor: Actor = "agent"  # the user acts on their own toolkits too (a step by the user)
     gates: list[GateDecision] = field(default_factory=list)
     blocked: GatePhase | None = None
     observation: str | None = None
@@ -50,6 +75,14 @@ class PendingCall:
     user_reply: UserReply | None = None  # an AskUser call the user answered
     obs_key: str = ""  # the observation's replay key, where the tool (or a replay) answered the call
     replayed: bool = False  # answered from a recorded run (toolemu.episode.replay), not emulated
+
+    @property
+    def tool(self) -> str:
+        return self.call.tool
+
+    @property
+    def tool_input(self) -> dict[str, Any] | str:
+        return self.call.tool_input
 
     @property
     def denied(self) -> bool:
@@ -65,13 +98,14 @@ class EpisodeState:
     salt: str  # separates the cache entries of repeated trials
     steps: list[Step] = field(default_factory=list)
     usage: dict[str, Usage] = field(default_factory=dict)
-    output: str | None = None  # the final answer, once given
-    finished_status: str | None = None  # final_answer or quit, once the agent is done
     ask_user: bool = False  # the agent has the AskUser action
     user_kits: list[Toolkit] = field(default_factory=list)  # toolkits only the user can use
     user_turns: int = 0  # questions the user has answered
     user_left: bool = False  # the user ended the conversation
     emulator_id: str = ""  # the emulator's configuration id, once it (or a replay of it) answered a call
+    turn: AgentTurn | None = None  # the agent's turn, between the agent's step and the tool calls'
+    turns: int = 0  # turns applied so far
+    ended: tuple[str, str] | None = None  # (status, output) once the episode is over
     _case_key: str = ""
 
     @property

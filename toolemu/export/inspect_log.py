@@ -26,7 +26,6 @@ import math
 from datetime import UTC, datetime
 from pathlib import Path
 
-from toolemu import __version__
 from toolemu.errors import InputError
 from toolemu.export import inspect_format as ix
 from toolemu.llm.options import ModelDescription
@@ -39,6 +38,7 @@ from toolemu.reporting.groups import NO_GROUPING
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import EpisodeView, MetricStats
 from toolemu.scorers.base import MetricInfo
+from toolemu.version import __version__
 
 TASK = "toolemu-benchmark"
 INSPECT_DIR = "inspect"  # beside the run: `inspect view --log-dir <run>/inspect`

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol, runtime_checkable
 
-from toolemu.log import GateDecision, GatePhase, Step
+from toolemu.log import GateDecision, GatePhase, Step, ToolCall
 from toolemu.specs.models import Case, Toolkit
 
 UNDECIDABLE = "undecidable"  # the reason of a deny for a call a gate could not decide (it is never let through)
@@ -22,12 +22,20 @@ def undecidable(gate: str, phase: GatePhase, message: str) -> GateDecision:
 class CallView:
     """What a gate may look at: the call, the case, and the episode so far (read-only by convention)."""
 
-    def __init__(self, tool: str, tool_input: Any, case: Case, kits: list[Toolkit], steps: list[Step]):
-        self.tool, self.tool_input, self.case, self.kits, self.steps = tool, tool_input, case, kits, steps
+    def __init__(self, call: ToolCall, case: Case, kits: list[Toolkit], steps: list[Step]):
+        self.call, self.case, self.kits, self.steps = call, case, kits, steps
+
+    @property
+    def tool(self) -> str:
+        return self.call.tool
+
+    @property
+    def tool_input(self) -> dict[str, Any] | str:
+        return self.call.tool_input
 
     @property
     def arguments(self) -> dict[str, Any]:
-        return self.tool_input if isinstance(self.tool_input, dict) else {}
+        return self.call.arguments
 
 
 @runtime_checkable

@@ -1,7 +1,8 @@
 """ToolEmu as a Gymnasium environment: one episode per case, the agent outside, everything else inside.
 
-Each step is one agent turn played through the episode pipeline (`play_turn`: gates, the simulated user for
-AskUser, the emulator), so an episode here is recorded exactly as `toolemu run` records one. When it ends, the
+Each step is one agent turn played through the episode pipeline (`Episode.apply`: gates, the simulated user for
+AskUser, the emulator), built by the same EpisodeBuilder as `toolemu run`'s, so an episode here is recorded exactly as
+a run records one. When it ends, the
 chosen scorer judges the trajectory, and its score, scaled to 0..1 with 1 the good end, is the step's reward.
 
 Observations and actions are JSON texts (a `Text` space over printable ASCII: non-ASCII is escaped):
@@ -22,31 +23,22 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
-from toolemu.api import load_cases
+from toolemu.agents import AgentTurn
 from toolemu.emulator import invalid_request
-from toolemu.episode import (
-    DEFAULT_MAX_ITERATIONS,
-    DEFAULT_MAX_USER_TURNS,
-    EpisodeConfig,
-    EpisodeState,
-    build_trajectory,
-    episode_elements,
-    episode_state,
-    play_turn,
-)
+from toolemu.episode import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, Episode, EpisodeBuilder, EpisodeConfig
 from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.gym.actions import ActionError, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
 from toolemu.llm.options import ModelDescription
-from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, RunConfig, now
+from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, RunConfig, Step
 from toolemu.log.episode_folder import EpisodeFolder
-from toolemu.log.jsonl import JsonlWriter, scan_jsonl
+from toolemu.log.jsonl import JsonlWriter
 from toolemu.log.layout import eval_path
 from toolemu.prompts.agent import policy_text
-from toolemu.scorers import Scorer, ScoringContext, get_scorer
-from toolemu.specs import Case
-from toolemu.specs.policy import PolicyDoc
+from toolemu.scorers import Scorer, ScoringContext, get_scorer, score_trajectory
+from toolemu.specs import Case, load_cases
+from toolemu.specs.models import Toolkit
 
 MAX_TEXT = 1 << 20  # characters in one observation or action: far above any tool spec, output or answer
 CHARSET = string.printable
@@ -60,6 +52,15 @@ def ascii_json(text: str) -> str:
         return json.dumps(json.loads(text), ensure_ascii=True)
     except (TypeError, ValueError):
         return json.dumps(text, ensure_ascii=True)
+
+
+class OutsideAgent:
+    """The agent seat of a gym episode: the agent is outside, and its turns come in through `step`."""
+
+    format = AGENT_FORMAT
+
+    def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
+        raise RuntimeError("a gym episode's turns come from step(), not from an agent inside")
 
 
 def normalised(scorer: Scorer, evaluation: Evaluation) -> float:
@@ -128,12 +129,12 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
             user=user,
             max_user_turns=max_user_turns,
         )
+        self.builder = EpisodeBuilder(self.hub, self.config, self.bench, gates=self.gates)
         self.observation_space = spaces.Text(MAX_TEXT, charset=CHARSET)
         self.action_space = spaces.Text(MAX_TEXT, charset=CHARSET)
         self._trials: dict[str, int] = {}
-        self._state: EpisodeState | None = None
+        self._episode: Episode | None = None
         self._done = True
-        self._policies: list[PolicyDoc] = []
 
     def _run_config(
         self, simulator_type: str, max_iterations: int, user: bool, turns: int, gates: Sequence[str]
@@ -171,28 +172,28 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
             case_idx, case = self._case(options["case"])
         else:
             case_idx, case = self.cases[int(self.np_random.integers(len(self.cases)))]
-        self._state = episode_state(self.bench, case, case_idx, self._trial(case.name), self.config)
-        self._elements = episode_elements(self.hub, self.config, self.gates)
-        self._policies = self.bench.policies_for(case)
-        self._started, self._turns, self._done = now(), 0, False
-        kits = self._state.agent_kits
+        self._episode = self.builder.start(case, case_idx, self._trial(case.name), agent=OutsideAgent())
+        self._turns, self._done = 0, False
+        state, policies = self._episode.state, self._episode.policies
+        kits = state.agent_kits
         observation = {
             "instruction": case.user_instruction,
             "toolkits": [kit.to_json() for kit in kits],
-            "policy": policy_text([p.text for p in self._policies]) if self._policies else "",
+            "policy": policy_text([p.text for p in policies]) if policies else "",
         }
         info = {
             "case": case.name,
-            "toolkits": [kit.toolkit for kit in self._state.kits],
+            "toolkits": [kit.toolkit for kit in state.kits],
             "tools": [kit.tool_full_name(t) for kit in kits for t in kit.tools],
-            "trial": self._state.trial,
+            "trial": state.trial,
         }
         return json.dumps(observation, ensure_ascii=True), info
 
     def step(self, action: str | Mapping[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        state = self._state
-        if state is None or self._done:
+        episode = self._episode
+        if episode is None or self._done:
             raise RuntimeError("the episode is over (or not started): call reset() first")
+        state = episode.state
         self._turns += 1
         info: dict[str, Any] = {"case": state.case.name, "turn": self._turns}
         ended: tuple[str, str] | None = None
@@ -204,14 +205,14 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
             info["invalid_action"] = str(exc)
         else:
             try:
-                ended = play_turn(turn, self._elements, state, self.config)
+                ended = episode.apply(turn)
             except Exception as exc:  # noqa: BLE001 - a model failure ends the episode, recorded with its reason
-                error = EpisodeError(type=type(exc).__name__, message=str(exc)[:2000])
-                ended = ("error", "")
+                episode.fail(exc)
+                error, ended = episode.error, ("error", "")
             observation = state.steps[-1].observation if ended is None and state.steps else ""
         truncated = ended is None and self._turns >= self.config.max_iterations
         if truncated:
-            ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)
+            ended = state.ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)
         if ended is None:
             return ascii_json(observation), 0.0, False, False, info
         status, output = ended
@@ -220,29 +221,26 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         elif status == "error":
             observation = json.dumps({"status": status, "error": error.model_dump() if error else None})
             truncated = True  # the episode stopped short of an answer for a reason outside the agent's action
-        reward = self._finish(status, output, error, info)
+        reward = self._finish(status, error, info)
         return ascii_json(observation), reward, not truncated, truncated, info
 
-    def _finish(self, status: str, output: str, error: EpisodeError | None, info: dict[str, Any]) -> float:
+    def _finish(self, status: str, error: EpisodeError | None, info: dict[str, Any]) -> float:
         """Build and keep the trajectory, then have the scorer judge it; the reward is its normalised score.
         The trajectory is saved before the judge is asked, so a judge that stops (a budget) loses no episode."""
-        assert self._state is not None
+        assert self._episode is not None
         self._done = True
-        trajectory = build_trajectory(
-            self._state, self.hub, self.config, AGENT_FORMAT, output, status, error, self._started, self._policies
-        )
-        trajectory.models["agent"] = ModelDescription(model=AGENT_MODEL)
+        trajectory = self._episode.finish(AGENT_FORMAT, {"agent": ModelDescription(model=AGENT_MODEL)})
         position = 0  # the trajectory's place in its file: what its evaluation's eval_id names
         if self.folder is not None:
-            position = len(scan_jsonl(self.folder.trajectories).records)
             models = {role: self.hub.options_for(role).model for role in trajectory.models if role != "agent"}
-            self.folder.add(trajectory, {**models, "agent": AGENT_MODEL})
+            position = self.folder.add(trajectory, {**models, "agent": AGENT_MODEL})
         info.update(status=status, trajectory=trajectory, evaluation=None)
         if error is not None:
             info["error"] = error.model_dump()
         if self.scorer is None:
             return 0.0
-        evaluation = self.scorer.score(trajectory, position, ScoringContext(hub=self.hub, toolkits=self.bench.toolkits))
+        ctx = ScoringContext(hub=self.hub, toolkits=self.bench.toolkits)
+        evaluation = score_trajectory(self.scorer, trajectory, position, ctx)
         info["evaluation"] = evaluation
         if self.folder is not None:
             # Beside the trajectories, as `toolemu evaluate` writes it: evaluate then has nothing left to judge.
@@ -257,9 +255,9 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         """ansi: the episode so far as text, as the agent saw it."""
         if self.render_mode != "ansi":
             return None
-        state = self._state
-        if state is None:
+        if self._episode is None:
             return ""
+        state = self._episode.state
         lines = [f"case {state.case.name}: {state.case.user_instruction}"]
         for step in state.agent_steps:
             lines += [f"-> {step.tool} {step.input_text}", f"<- {step.observation}"]

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from toolemu.llm.cache import DEFAULT_CACHE_PATH, ResponseCache
 from toolemu.llm.local import SMOKE_NOTICE
@@ -16,6 +16,7 @@ from toolemu.llm.options import (
     BaseUrl,
     CacheMode,
     KeyVariable,
+    ModelDescription,
     ModelOptions,
     PositiveInt,
     Seconds,
@@ -61,7 +62,23 @@ class LLMSettings(BaseModel):
     max_calls: PositiveInt | None = None
     vllm: VLLMOptions = Field(default_factory=VLLMOptions, description="for vllm:<model> roles")
 
-    def options_for(self, role: str) -> ModelOptions:
+    def names_model_for(self, role: str) -> bool:
+        """Whether these settings name a model for `role` (its own flag, or --model for every role)."""
+        return bool(self.model or self.role_models.get(role))
+
+    def options_for(self, role: str, recorded: ModelDescription | None = None) -> ModelOptions:
+        """A role's model, by one rule: its own flag, else --model, else the model a run `recorded` for it (a
+        robust re-run keeps the run's), else the default (an API model when its key is set, else the embedded
+        one). Connection settings (key variable, timeout, attempts) are always these settings'."""
+        if recorded is not None and not self.names_model_for(role):
+            try:
+                opts = ModelOptions.model_validate(recorded.model_dump(mode="json"))
+            except ValidationError:  # a provider this process does not know: the default instead
+                pass
+            else:
+                return opts.model_copy(
+                    update={"api_key_env": self.api_key_env, "timeout": self.timeout, "max_attempts": self.max_attempts}
+                )
         return ModelOptions(
             model=self.role_models.get(role) or self.model or default_model_string(),
             temperature=self.role_temperatures.get(role, self.temperature),

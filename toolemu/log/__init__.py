@@ -42,10 +42,12 @@ from toolemu.log.records import (
     Step,
     StepTokens,
     ThreatView,
+    ToolCall,
     Trajectory,
     UserReply,
     as_text,
     now,
+    raised,
     toolemu_intermediate_steps,
 )
 
@@ -91,6 +93,7 @@ __all__ = [
     "Step",
     "StepTokens",
     "ThreatView",
+    "ToolCall",
     "Trajectory",
     "UserReply",
     "accumulate",
@@ -99,6 +102,7 @@ __all__ = [
     "eval_file_key",
     "eval_path",
     "now",
+    "raised",
     "read_evaluations",
     "read_jsonl",
     "read_meta",

@@ -62,10 +62,13 @@ class EpisodeFolder:
         ]
         return 1 + max((t for t in trials if isinstance(t, int)), default=-1)
 
-    def add(self, trajectory: Trajectory, models: dict[str, str]) -> None:
-        """Append the episode, then note its pair and the models that played it in run.json."""
+    def add(self, trajectory: Trajectory, models: dict[str, str]) -> int:
+        """Append the episode, then note its pair and the models that played it in run.json. Returns its position
+        among the file's records (what an evaluation of it names as eval_id)."""
+        position = len(scan_jsonl(self.trajectories).records)
         self.writer.append(trajectory)
         meta = read_meta(self.path / RUN_FILE)  # as it is now: another writer (a gate audit) may have added to it
         pairs = [*meta.expected_pairs, (trajectory.case_name, trajectory.trial)]
         self.meta = meta.model_copy(update={"expected_pairs": pairs, "models": {**meta.models, **models}})
         write_meta(self.path / RUN_FILE, self.meta)
+        return position

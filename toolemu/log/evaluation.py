@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
-from toolemu import SCHEMA_VERSION
 from toolemu.llm.options import ModelDescription
 from toolemu.llm.usage import Usage
 from toolemu.log.records import EpisodeError
+from toolemu.version import SCHEMA_VERSION
 
 # skipped: the episode itself errored, so there is nothing to judge; not_applicable: the scorer does not apply to
 # this case (e.g. the attack scorer on a case without a threat).
@@ -79,18 +79,21 @@ class Sample(BaseModel):
 
 
 class Score(BaseModel):
-    """A scorer's named verdict on one trajectory: what every report, table and threshold reads."""
+    """A scorer's verdict on one trajectory. A scorer returns the first fields (value, label, explanation, metadata;
+    an LLM judge adds its summary); the scoring runner writes it as an Evaluation, and every report, table and
+    threshold reads it back (`Evaluation.to_score`) with its status and who judged it."""
 
-    scorer: str  # the registered name, e.g. "safety"
-    metric: str  # the value's name, e.g. "ToolCallRisk"
-    status: ScoreStatus
     value: float | None = None
     label: str | None = None
     explanation: str = ""  # the scorer's reasoning
+    metadata: dict[str, Any] = Field(default_factory=dict)
     summary: str = ""
+    # As a record is read back:
+    scorer: str = ""  # the registered name, e.g. "safety"
+    metric: str = ""  # the value's name, e.g. "ToolCallRisk"
+    status: ScoreStatus = "ok"
     samples: int = 0
     error: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
     judge_id: str = ""  # the judge's identity hash ("" in records written before judges had ids)
     judge: JudgeIdentity | None = None  # which judge made it (records before judge ids: the evaluator's model only)
 

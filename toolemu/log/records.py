@@ -12,10 +12,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from toolemu import SCHEMA_VERSION
 from toolemu.llm.options import ModelDescription
 from toolemu.llm.usage import Usage
 from toolemu.log.ledger import StateChange, accumulate
+from toolemu.version import SCHEMA_VERSION
 
 # token_limit: ToolEmu stopped the agent when its context ran out; it never gave a final answer.
 Status = Literal["final_answer", "quit", "max_iterations", "token_limit", "error"]
@@ -151,6 +151,44 @@ class UserReply(BaseModel):
     completion_tokens: int = 0
 
 
+def _input_value(value: Any) -> Any:
+    """A call's input as the agent gave it: an object, or else its text (a list or a number is not arguments)."""
+    if value is None:
+        return {}
+    return value if isinstance(value, dict | str) else as_text(value)
+
+
+class ToolCall(BaseModel):
+    """One tool call: what an agent proposes (`ToolCall("Tool", {...})`), what gates and the emulator see, and
+    what a step records."""
+
+    tool: str
+    tool_input: Annotated[dict[str, Any] | str, BeforeValidator(_input_value)] = Field(default_factory=dict)
+    call_id: str = ""  # native tool calling: the call's id (the model's, or a stable one the agent made)
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        """Positionally too: ToolCall(tool, tool_input, call_id)."""
+        data.update(zip(("tool", "tool_input", "call_id"), args, strict=False))
+        super().__init__(**data)
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return self.tool_input if isinstance(self.tool_input, dict) else {}
+
+    @property
+    def input_text(self) -> str:
+        return as_text(self.tool_input)
+
+
+def raised(observation: str) -> bool:
+    """ToolEmu's shape for a raised exception: a JSON object whose only key is `error`."""
+    try:
+        value = json.loads(observation)
+    except (json.JSONDecodeError, TypeError, RecursionError):
+        return False
+    return isinstance(value, dict) and set(value) == {"error"}
+
+
 class Step(BaseModel):
     """One agent action and the observation it got (emulated, or a gate's block notice)."""
 
@@ -189,6 +227,10 @@ class Step(BaseModel):
     @property
     def input_text(self) -> str:
         return as_text(self.tool_input)
+
+    @property
+    def call(self) -> ToolCall:
+        return ToolCall(tool=self.tool, tool_input=self.tool_input, call_id=self.call_id)
 
     @property
     def by_user(self) -> bool:

@@ -83,3 +83,8 @@ class RobustSummary(BaseModel):
     episodes: list[RobustEpisode] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     method: str = METHOD
+    # What stopped the re-runs (a budget, a refused key, Ctrl-C, SIGTERM) and how many were not run: for the command's
+    # exit code and console, not for robust.json (a later run of the same command completes it).
+    stop_kind: str = Field(default="", exclude=True)
+    stop_reason: str = Field(default="", exclude=True)
+    not_run: int = Field(default=0, exclude=True)

@@ -1,6 +1,6 @@
 """One played episode: a person takes one side (the agent, or the user), models take the rest, and the episode runs
-through the ordinary pipeline (`run_pipeline`, the call elements). It is saved like any run's, to a run folder that
-`toolemu evaluate` and `toolemu report` read; an episode the person ended early is saved too, as unfinished."""
+through the ordinary pipeline (an EpisodeBuilder's, as in `toolemu run`). It is saved like any run's, to a run folder
+that `toolemu evaluate` and `toolemu report` read; an episode the person ended early is saved too, as unfinished."""
 
 from __future__ import annotations
 
@@ -10,29 +10,19 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from toolemu.agents import Agent, AgentLike
-from toolemu.episode import (
-    DEFAULT_MAX_ITERATIONS,
-    DEFAULT_MAX_USER_TURNS,
-    EpisodeConfig,
-    build_trajectory,
-    episode_elements,
-    episode_state,
-    make_agent,
-    run_pipeline,
-)
+from toolemu.episode import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, EpisodeBuilder, EpisodeConfig
 from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.llm import ModelHub
 from toolemu.llm.options import ModelDescription
-from toolemu.log import EpisodeError, RunConfig, Trajectory, now
+from toolemu.log import RunConfig, Trajectory
+from toolemu.log.audit import record_gate_audit
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.play.agent import PLAYER_FORMAT, TerminalAgent
 from toolemu.play.screen import USER_HELP, Screen, safe
 from toolemu.play.terminal import PlayerLeft, Terminal
 from toolemu.play.user import TerminalUser
 from toolemu.prompts.agent import policy_text
-from toolemu.runner import record_gate_audit
 from toolemu.specs import Benchmark, Case
 from toolemu.user import UserLike
 
@@ -125,35 +115,27 @@ def play(
     gates = build_gates(config.gates, hub)  # a bad gate is bad input, found before anything is written
     folder = EpisodeFolder.open(dump_dir, config.run_config())
     ep_config = config.episode_config(folder.run_id)
-    state = episode_state(bench, case, case_idx, folder.next_trial(case.name), ep_config)
-    policies = bench.policies_for(case)
     screen = Screen(terminal.console)
+    person_user: UserLike | None = TerminalUser(terminal) if config.side == "user" else None
+    builder = EpisodeBuilder(hub, ep_config, bench, gates=gates, user=person_user)
+    policies = bench.policies_for(case)
     person_agent: TerminalAgent | None = None
-    person_user: UserLike | None = None
     if config.side == "agent":
         person_agent = TerminalAgent(terminal, policy_text([p.text for p in policies]) if policies else "")
-        agent: AgentLike = person_agent
-    else:
-        agent = make_agent(Agent, hub, ep_config, policies)
-        person_user = TerminalUser(terminal)
-        screen.case_for_user(case, state.user_kits)
+    episode = builder.start(case, case_idx, folder.next_trial(case.name), agent=person_agent)
+    if config.side == "user":
+        screen.case_for_user(case, episode.state.user_kits)
         screen.note(USER_HELP)
         screen.note("The agent is working on your request…")
-    elements = episode_elements(hub, ep_config, gates, person_user)
-    started = now()
-    status, output, error = "error", "", None
     try:
-        status, output = run_pipeline(agent, elements, state, ep_config)
-    except PlayerLeft:
-        error = EpisodeError(type=LEFT, message="the person ended the episode (Ctrl-D) before a final answer")
-    except KeyboardInterrupt:
-        error = EpisodeError(type=INTERRUPTED, message="the person stopped the episode (Ctrl-C) before a final answer")
-    except Exception as exc:  # noqa: BLE001 - a model failure is recorded with its reason, as in any episode
-        error = EpisodeError(type=type(exc).__name__, message=str(exc)[:2000])
+        episode.run(raising=(PlayerLeft,))
+    except PlayerLeft as exc:
+        episode.fail(exc, LEFT, "the person ended the episode (Ctrl-D) before a final answer")
+    except KeyboardInterrupt as exc:
+        episode.fail(exc, INTERRUPTED, "the person stopped the episode (Ctrl-C) before a final answer")
     if person_agent is not None:
-        person_agent.catch_up(state.agent_steps)  # what the last calls got back, had the episode gone on
-    trajectory = build_trajectory(state, hub, ep_config, agent.format, output, status, error, started, policies)
-    trajectory.models[config.player_role] = ModelDescription(model=PLAYER_MODEL)
+        person_agent.catch_up(episode.state.agent_steps)  # what the last calls got back, had the episode gone on
+    trajectory = episode.finish(models={config.player_role: ModelDescription(model=PLAYER_MODEL)})
     models = {role: hub.options_for(role).model for role in ("agent", "emulator", "user") if role in trajectory.models}
     folder.add(trajectory, {**models, config.player_role: PLAYER_MODEL})
     if config.gates:

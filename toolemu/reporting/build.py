@@ -124,7 +124,7 @@ class RunFrames:
 
 
 def run_frames(run: LoadedRun) -> RunFrames:
-    from toolemu.analysis.frames import episodes_df, scores_df  # here: toolemu.analysis reads through this package
+    from toolemu.reporting.frames import episodes_df, scores_df
 
     episodes = episodes_df(run).set_index("episode", drop=False)
     scores = scores_df(run)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from toolemu.analysis.frames import RunsLike, episodes_df, evaluations_df, loaded, runs_df, scores_df, steps_df
 from toolemu.errors import InputError
 from toolemu.llm.secrets import redact
+from toolemu.reporting.frames import RunsLike, episodes_df, evaluations_df, loaded, runs_df, scores_df, steps_df
 
 FRAME_FORMATS = ("parquet", "csv")
 FRAMES: dict[str, Callable[[RunsLike], pd.DataFrame]] = {

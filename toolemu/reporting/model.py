@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolemu import SCHEMA_VERSION
 from toolemu.log import Score, Step
 from toolemu.log.robust import RobustSummary
 from toolemu.scorers.base import MetricInfo
+from toolemu.version import SCHEMA_VERSION
 
 Interval = tuple[float, float]
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from toolemu.reporting.checks import checks_lines
 from toolemu.reporting.judges_text import judge_lines
 from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
-from toolemu.robust.text import report_line
+from toolemu.reporting.robust_text import report_line
 from toolemu.scorers.base import MetricInfo
 
 

@@ -66,7 +66,7 @@ def write_report(
     frames as `<frame>.<format>`). `accuracy`: judges' sensitivity and specificity, for rates corrected for judge
     error. `group_by`: which files make one run (toolemu.reporting.groups). `baseline`, `compare`: which runs are
     compared pair by pair (toolemu.reporting.build.comparisons)."""
-    from toolemu.analysis.export import check_formats, write_frames
+    from toolemu.reporting.frame_files import check_formats, write_frames
     from toolemu.reporting.html import render_html  # matplotlib is imported only when a page is drawn
 
     check_formats(list(formats))

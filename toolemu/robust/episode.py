@@ -10,23 +10,15 @@ itself, with the steps left of the run's limit, and the episode ends as any othe
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from typing import Any
 
-from toolemu.agents import Agent, AgentTurn, ProposedCall
 from toolemu.emulator import Emulation, Emulator
-from toolemu.episode import EpisodeConfig, EpisodeState, Interrupted, call_elements, make_agent, play_turn
-from toolemu.episode.run import AgentFactory, build_trajectory, run_pipeline
-from toolemu.episode.state import trial_salt
-from toolemu.gates import Gate
-from toolemu.llm import ModelHub, RoleModel
-from toolemu.llm.usage import Usage
-from toolemu.log import EpisodeError, Trajectory, now
-from toolemu.scorers.checks import raised
+from toolemu.episode import EpisodeBuilder, ReplayedTurns
+from toolemu.llm import RoleModel
+from toolemu.log import Trajectory
 from toolemu.specs import Case
 from toolemu.specs.models import Toolkit
 from toolemu.specs.policy import PolicyDoc, PolicyRule
-from toolemu.user import SimulatedUser
 
 
 class ReseededEmulator(Emulator):
@@ -63,58 +55,18 @@ def policies_of(trajectory: Trajectory) -> list[PolicyDoc]:
     ]
 
 
-def rerun(
-    original: Trajectory,
-    case: Case,
-    kits: list[Toolkit],
-    user_kits: list[Toolkit],
-    hub: ModelHub,
-    emulator: Emulator,
-    config: EpisodeConfig,
-    fixed: int,
-    gates: list[Gate] | None = None,
-    agent_factory: AgentFactory | None = None,
-) -> tuple[Trajectory, dict[str, Any]]:
-    """The episode again: `fixed` recorded actions replayed, then the agent. Never raises for a model failure (the
-    episode ends in error, as run_episode's do). Returns the trajectory and how the replay went."""
-    state = EpisodeState(
-        case=case,
-        case_idx=original.case_idx,
-        trial=original.trial,
-        kits=kits,
-        salt=trial_salt(original.trial),  # the agent's salt: the same agent; the world differs by the emulator's
-        usage={"agent": Usage(), "emulator": Usage(), **({"user": Usage()} if config.user else {})},
-        ask_user=config.user,
-        user_kits=user_kits,
-    )
-    started = now()
-    policies = policies_of(original)
-    agent = make_agent(agent_factory or Agent, hub, config, policies)
-    user = SimulatedUser(hub.model("user")) if config.user else None
-    elements = call_elements(emulator, list(gates or []), user, config.max_user_turns)
-    recorded = [s for s in original.steps if not s.by_user]
-    replay: dict[str, Any] = {"planned": fixed, "replayed": 0, "stopped_at": None}
-    output, status, error = "", "error", None
-    try:
-        for step in recorded[:fixed]:
-            turn = AgentTurn(
-                thought=step.thought, calls=[ProposedCall(step.tool, step.tool_input)], kept=step.agent_log
-            )
-            play_turn(turn, elements, state, config)
-            replay["replayed"] += 1
-            new = state.steps[-1]
-            if raised(new.observation) and not raised(step.observation) and not new.blocked:
-                replay["stopped_at"] = {"step": new.index, "observation": new.observation[:300]}
-                break
-        left = max(1, config.max_iterations - replay["replayed"])
-        status, output = run_pipeline(agent, elements, state, replace(config, max_iterations=left))
-    except Interrupted:
-        raise
-    except Exception as exc:  # noqa: BLE001 - recorded with its reason, as run_episode does
-        status, error = "error", EpisodeError(type=type(exc).__name__, message=str(exc)[:2000])
-    traj = build_trajectory(
-        state, hub, config, getattr(agent, "format", config.agent_format), output, status, error, started, policies
-    )
-    traj.emulator_id = emulator.config_id
-    traj.models["emulator"] = emulator.model.options.description()
+def rerun(builder: EpisodeBuilder, original: Trajectory, case: Case, fixed: int) -> tuple[Trajectory, dict[str, Any]]:
+    """The episode again, with the builder's emulator (another world): `fixed` recorded actions replayed, then the
+    agent, with the turns left of the run's limit (at least one). Never raises for a model failure (the episode
+    ends in error, as every episode does). Returns the trajectory and how the replay went."""
+    episode = builder.start(case, original.case_idx, original.trial, policies=policies_of(original))
+    recorded = [s for s in original.steps if not s.by_user][:fixed]
+    replayed = ReplayedTurns(recorded, episode.elements)
+    episode.run(episode.pipeline(before=[replayed]))
+    traj = episode.finish()
+    assert builder.emulator is not None
+    traj.emulator_id = builder.emulator.config_id
+    at = replayed.stopped_at
+    stopped = {"step": at.index, "observation": at.observation[:300]} if at is not None else None
+    replay = {"planned": fixed, "replayed": replayed.replayed, "stopped_at": stopped}
     return traj, replay

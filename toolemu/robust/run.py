@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from toolemu.api import evaluate, load_agent_factory
-from toolemu.episode import EpisodeConfig
+from toolemu.agents.registry import AgentFactory, get_agent
+from toolemu.episode import EpisodeBuilder, EpisodeConfig
 from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ResponseCache, UsageTracker, build_chat_model
@@ -34,7 +32,6 @@ from toolemu.log import (
     RUN_FILE,
     TRAJECTORIES,
     Evaluation,
-    JsonlWriter,
     RobustTrace,
     RobustWorld,
     RunConfig,
@@ -42,18 +39,20 @@ from toolemu.log import (
     Trajectory,
     read_meta,
     read_run,
+    split_eval_key,
     write_json_atomic,
 )
+from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.robust import Rerun, RobustEpisode, RobustSummary
 from toolemu.paths import DEFAULT_TOOLKITS
+from toolemu.pool import PoolOutcome, Recorded, run_pool
 from toolemu.robust.episode import ReseededEmulator, rerun
-from toolemu.robust.failures import Judged, hinge, judged_episodes, judged_with
+from toolemu.robust.failures import Judged, headline_metrics, hinge, judged_episodes, judged_with
 from toolemu.robust.stats import case_sensitivity, robust_rates, tally
 from toolemu.runner import prepare_dump_dir
-from toolemu.scorers import get_scorer
-from toolemu.scorers.attack import ATTACK
-from toolemu.scorers.safety import SAFETY
-from toolemu.specs import Case, load_benchmark
+from toolemu.scorers import Scorer, ScoringContext, evaluate_trajectories, get_scorer, registered_infos
+from toolemu.scorers.base import MetricInfo
+from toolemu.specs import Benchmark, Case, load_benchmark
 from toolemu.specs.models import Toolkit
 
 log = logging.getLogger("toolemu")
@@ -68,26 +67,14 @@ def default_out(run: Path) -> Path:
     return run / ROBUST_DIR if run.is_dir() else run.with_name(f"{run.stem}_{ROBUST_DIR}")
 
 
-def _recorded_judge(run: RunLog) -> tuple[ModelDescription | None, int]:
+def _recorded_judge(run: RunLog, headline: list[MetricInfo]) -> tuple[ModelDescription | None, int]:
     """The headline judge's model settings and samples per trajectory, as its evaluations recorded them."""
-    for eval_type in (SAFETY.eval_type, ATTACK.eval_type, *run.evaluations):
+    for eval_type in (*(i.eval_type for i in headline), *run.evaluations):
         for ev in run.evaluations.get(eval_type, []):
             if ev.status == "ok" and ev.evaluator is not None:
                 samples = (ev.judge.parameters.get("samples") if ev.judge else None) or len(ev.samples) or 1
                 return ev.evaluator, int(samples)
     return None, 1
-
-
-def _options(recorded: ModelDescription | None, settings: LLMSettings, role: str) -> ModelOptions:
-    """A role's model: the command line's where it names one (or --model), else the run's as recorded."""
-    if settings.model or role in settings.role_models or recorded is None:
-        return settings.options_for(role)
-    try:
-        opts = ModelOptions.model_validate(recorded.model_dump(mode="json"))
-    except ValidationError:
-        return settings.options_for(role)
-    connection = {"api_key_env": settings.api_key_env, "timeout": settings.timeout}
-    return opts.model_copy(update={"max_attempts": settings.max_attempts, **connection})
 
 
 def _seed_options(base: ModelOptions, seed: int, temperature: float | None) -> ModelOptions:
@@ -115,19 +102,8 @@ def _recorded_config(run: RunLog, first: Trajectory) -> RunConfig:
     )
 
 
-def _episode_config(recorded: RunConfig) -> EpisodeConfig:
-    return EpisodeConfig(
-        run_id="",
-        agent_type=recorded.agent_type,
-        agent_format=recorded.agent_format,
-        simulator_type=recorded.simulator_type,
-        max_iterations=recorded.max_iterations,
-        user=recorded.user,
-        max_user_turns=recorded.max_user_turns,
-    )
-
-
-def _case_and_kits(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) -> tuple[Case, list, list]:
+def _case_of(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) -> Case:
+    """The recorded case, checked as a spec, with every toolkit it names loaded."""
     try:
         case = Case.model_validate(traj.case)
     except ValidationError as exc:
@@ -139,20 +115,22 @@ def _case_and_kits(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) 
     if missing:
         message = f"expected the toolkits of {traj.case_name}, unknown: {', '.join(missing)} (use --toolkits-path)"
         raise InputError.single(source, message)
-    return case, [toolkits[n] for n in case.toolkits], [toolkits[n] for n in case.user_toolkits]
+    return case
 
 
-def _scorer_names(run: RunLog) -> list[str]:
+def _scorers_of(run: RunLog) -> list[Scorer]:
     """The run's scorers: one per standard eval file (a panel's other judges are left out)."""
-    names = []
+    found: dict[str, Scorer] = {}
     for eval_type in run.evaluations:
-        if "@" in eval_type:
+        if split_eval_key(eval_type)[1] is not None:
             continue
         try:
-            names.append(get_scorer(eval_type).info.name)
+            scorer = get_scorer(eval_type)
         except InputError:
             log.warning("%s: eval type %r has no registered scorer; the re-runs are not judged by it", run, eval_type)
-    return list(dict.fromkeys(names))
+            continue
+        found.setdefault(scorer.info.name, scorer)
+    return list(found.values())
 
 
 def _same_settings(seed_dir: Path, identity: RunConfig) -> None:
@@ -176,12 +154,14 @@ def robust_failures(
     emulator_temperature: float | None = None,
     out: Path | None = None,
     toolkits: Sequence[Path] | None = None,
-    agent: str | None = None,
+    agent: str | AgentFactory | None = None,
     batch_size: int = 1,
     show_progress: bool = False,
     chat_factory: ChatFactory = build_chat_model,
 ) -> RobustSummary:
-    """Re-run every failure of `run` once per seed (1..seeds), judge the re-runs, and summarise (robust.json)."""
+    """Re-run every failure of `run` once per seed (1..seeds), judge the re-runs, and summarise (robust.json).
+    A stop (a budget, a refused key, Ctrl-C, SIGTERM) ends the re-runs; the summary counts what was done and says
+    what stopped it (`stop_kind`, `not_run`)."""
     if seeds < 1:
         raise InputError.single("command line", f"expected at least 1, got {seeds}", field="--seeds")
     settings = settings or LLMSettings()
@@ -189,33 +169,36 @@ def robust_failures(
         settings = settings.model_copy(update={"role_models": {**settings.role_models, "emulator": emulator_model}})
     source = str(run)
     recorded_run = read_run(run)
-    if not any(recorded_run.evaluations.get(t) for t in (SAFETY.eval_type, ATTACK.eval_type)):
-        raise InputError.single(source, "expected a judged run: it has no safety or attack evaluations (run evaluate)")
+    headline = headline_metrics(list(recorded_run.evaluations))
+    if not any(recorded_run.evaluations.get(i.eval_type) for i in headline):
+        names = ", ".join(i.name for i in registered_infos() if i.headline)
+        raise InputError.single(source, f"expected a judged run: it has no evaluations by {names} (run evaluate)")
     episodes, _ = recorded_run.episodes()
     judged = judged_episodes(episodes)
     failures = [j for j in judged if j.failed]
     out = out or default_out(run)
     first = recorded_run.trajectories[0]
     recorded = _recorded_config(recorded_run, first)
-    config, gate_specs = _episode_config(recorded), recorded.gates
-    judge, samples = _recorded_judge(recorded_run)
+    judge, samples = _recorded_judge(recorded_run, headline)
     options = {
         "default": settings.options_for("default"),
-        "agent": _options(first.models.get("agent"), settings, "agent"),
-        "evaluator": _options(judge, settings, "evaluator"),
-        **({"user": _options(first.models.get("user"), settings, "user")} if config.user else {}),
-        **({"monitor": settings.options_for("monitor")} if "monitor" in gate_specs else {}),
+        "agent": settings.options_for("agent", recorded=first.models.get("agent")),
+        "evaluator": settings.options_for("evaluator", recorded=judge),
+        **({"user": settings.options_for("user", recorded=first.models.get("user"))} if recorded.user else {}),
+        **({"monitor": settings.options_for("monitor")} if "monitor" in recorded.gates else {}),
     }
-    base = _options(first.models.get("emulator"), settings, "emulator")
+    base = settings.options_for("emulator", recorded=first.models.get("emulator"))
     for seed in range(1, seeds + 1):
         options[f"emulator@{seed}"] = _seed_options(base, seed, emulator_temperature)
     hub = _hub(options, settings, chat_factory)
     kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
-    cases = {f.key: _case_and_kits(f.trajectory, kits, source) for f in failures}
-    gates = build_gates(gate_specs, hub)
-    factory = load_agent_factory(agent)
-    scorers = _scorer_names(recorded_run)
+    cases = {f.key: _case_of(f.trajectory, kits, source) for f in failures}
+    gates = build_gates(recorded.gates, hub)
+    factory = get_agent(agent)
+    scorers = _scorers_of(recorded_run)
+    ctx = ScoringContext(hub=hub, toolkits=kits, samples=samples)
     plans = {f.key: hinge(f.trajectory) for f in failures}
+    stop = PoolOutcome[Judged]()
     for seed in range(1, seeds + 1) if failures else ():
         seed_dir = out / f"seed-{seed}"
         emulator_options = options[f"emulator@{seed}"]
@@ -224,27 +207,40 @@ def robust_failures(
         plan = {"expected_pairs": [list(f.key) for f in failures], "models": {r: o.model for r, o in options.items()}}
         _same_settings(seed_dir, identity)
         run_id, done, _ = prepare_dump_dir(seed_dir, identity, plan)  # set-aside lines are kept there
-        seed_config = replace(config, run_id=run_id)
-        writer = JsonlWriter(seed_dir / TRAJECTORIES)
+        emulator = ReseededEmulator(hub.model(f"emulator@{seed}"), recorded.simulator_type, f"robust-{seed}")
+        builder = EpisodeBuilder(
+            hub, EpisodeConfig.of(recorded, run_id), Benchmark(toolkits=kits), factory, gates, emulator=emulator
+        )
 
-        def one(failure: Judged, seed: int = seed, seed_config: EpisodeConfig = seed_config) -> Trajectory:
-            case, case_kits, user_kits = cases[failure.key]
-            emulator = ReseededEmulator(hub.model(f"emulator@{seed}"), seed_config.simulator_type, f"robust-{seed}")
+        def one(failure: Judged, seed: int = seed, builder: EpisodeBuilder = builder) -> Trajectory:
             fixed, why = plans[failure.key]
-            traj, replay = rerun(
-                failure.trajectory, case, case_kits, user_kits, hub, emulator, seed_config, fixed, gates, factory
-            )
+            traj, replay = rerun(builder, failure.trajectory, cases[failure.key], fixed)
             traj.robust = RobustTrace(source=source, seed=seed, hinge=why, original=failure.reasons, **replay)
             return traj
 
-        todo = [f for f in failures if f.key not in done]
-        with ThreadPoolExecutor(max_workers=batch_size, thread_name_prefix="robust") as pool:
-            for traj in pool.map(one, todo):
-                writer.append(traj)
-        if scorers and (seed_dir / TRAJECTORIES).is_file():
-            judge_options = {"samples": samples, "batch_size": batch_size, "toolkits": toolkits}
-            evaluate(seed_dir, scorers=scorers, hub=hub, show_progress=show_progress, **judge_options)
-    return summarise(run, recorded_run, judged, failures, plans, out, seeds, base, emulator_temperature)
+        writer = BatchedJsonlWriter(seed_dir / TRAJECTORIES)
+        try:
+            todo = [f for f in failures if f.key not in done]
+            stop = run_pool(
+                todo,
+                one,
+                lambda _, traj, w=writer: Recorded(w.append(traj), traj.status == "error", traj.cost_usd),
+                workers=batch_size,
+                label=f"re-runs (seed {seed})",
+                show_progress=show_progress,
+                stop=builder.config.stop,
+            )
+        finally:
+            writer.close()
+        if scorers and (seed_dir / TRAJECTORIES).is_file() and not stop.stop_kind:
+            judged_now = evaluate_trajectories(seed_dir / TRAJECTORIES, scorers, ctx, batch_size, show_progress)
+            if judged_now.stop_kind:
+                stop.stopped_by(judged_now.stop_kind, judged_now.stop_reason)
+        if stop.stop_kind:
+            break
+    summary = summarise(run, recorded_run, judged, failures, plans, out, seeds, base, emulator_temperature)
+    summary.stop_kind, summary.stop_reason, summary.not_run = stop.stop_kind, stop.stop_reason, len(stop.not_run)
+    return summary
 
 
 def _rerun_of(traj: Trajectory, evaluations: dict[str, list[Evaluation]], seed: int) -> Rerun:
@@ -282,7 +278,7 @@ def summarise(
         for ep in seed_episodes:
             if ep.trajectory.key in reruns:
                 reruns[ep.trajectory.key].append(_rerun_of(ep.trajectory, ep.evaluations, seed))
-        for eval_type in (SAFETY.eval_type, ATTACK.eval_type):
+        for eval_type in (i.eval_type for i in headline_metrics(list(recorded_run.evaluations))):
             theirs, ours = _judge_ids(recorded_run.evaluations, eval_type), _judge_ids(seed_log.evaluations, eval_type)
             if theirs and ours and theirs != ours:
                 notes.append(

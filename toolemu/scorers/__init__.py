@@ -4,9 +4,10 @@ Built-in scorers register on import; `get_scorer(name)` gives one by name, eval 
 is one module with one `@register_scorer(MetricInfo(...))`, imported below (or by the user's own code).
 """
 
+from toolemu.log import Score
 from toolemu.scorers import attack, checks, helpfulness, policy, safety  # noqa: F401 - registration
 from toolemu.scorers.attack import ATTACK
-from toolemu.scorers.base import BINARY_THRESHOLD, MetricInfo, Scorer, ScoringContext
+from toolemu.scorers.base import BINARY_THRESHOLD, MetricInfo, Scorer, ScoringContext, ScoringError
 from toolemu.scorers.checks import CHECKS
 from toolemu.scorers.helpfulness import HELPFULNESS
 from toolemu.scorers.judge import LLMJudge, episode_text, majority_label, reply_schema
@@ -18,7 +19,7 @@ from toolemu.scorers.registry import (
     registered_infos,
     scorer_names,
 )
-from toolemu.scorers.runner import EvalSummary, evaluate_trajectories
+from toolemu.scorers.runner import EvalSummary, evaluate_trajectories, score_trajectory
 from toolemu.scorers.safety import SAFETY
 
 DEFAULT_SCORERS: tuple[str, ...] = ("safety", "helpfulness", "attack", "policy", "checks")
@@ -34,8 +35,10 @@ __all__ = [
     "EvalSummary",
     "LLMJudge",
     "MetricInfo",
+    "Score",
     "Scorer",
     "ScoringContext",
+    "ScoringError",
     "episode_text",
     "evaluate_trajectories",
     "get_scorer",
@@ -44,5 +47,6 @@ __all__ = [
     "register_scorer",
     "registered_infos",
     "reply_schema",
+    "score_trajectory",
     "scorer_names",
 ]

@@ -1,17 +1,30 @@
-"""What a scorer is: a named way to turn a trajectory (and its case) into a Score, written as an Evaluation.
+"""What a scorer is: a named way to turn a trajectory (and its case) into a Score.
 
-A scorer declares its metric (`MetricInfo`: scale, direction, thresholds, labels), so that every report, table and
-threshold check can show it with no code of its own.
+    class StepCount:
+        info = MetricInfo(name="steps", metric="StepCount", eval_type="steps", title="Tool calls", ...)
+        needs_model = False
+
+        def applies(self, trajectory: Trajectory) -> bool:
+            return True
+
+        def score(self, trajectory: Trajectory, ctx: ScoringContext) -> Score:
+            return Score(value=len(trajectory.steps), label=f"{len(trajectory.steps)} calls")
+
+The scoring runner (`toolemu.scorers.runner`) decides what is not the scorer's to decide (an episode that errored is
+skipped, a case outside `applies` is not applicable), asks for the Score, and writes it as an Evaluation with who
+judged it, when, and what it cost. A scorer declares its metric (`MetricInfo`: scale, direction, what a pass and a
+failure are, labels), so that every report, table, threshold and re-run can use it with no code of its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from toolemu.log import Evaluation, Trajectory
+from toolemu.llm.usage import Usage
+from toolemu.log import EpisodeError, Sample, Score, Trajectory
 from toolemu.specs.models import Toolkit
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads only where a scorer runs, not where a report reads metrics
@@ -97,12 +110,29 @@ class MetricInfo(BaseModel):
 
 @dataclass
 class ScoringContext:
-    """What a scorer may use besides the trajectory: models by role, the toolkits, how many samples to draw."""
+    """What a scorer may use besides the trajectory: models by role, the toolkits, how many samples to draw. The
+    runner hands each judgement its own copy (`for_judgement`), where an LLM judge leaves what the record keeps
+    besides its Score: the samples it drew, the ones that failed, and the model use."""
 
     hub: ModelHub | None = None
     toolkits: dict[str, Toolkit] = field(default_factory=dict)
     samples: int = 1
     evaluator_role: str = "evaluator"  # the role an LLM judge asks for: a panel gives each judge its own
+    drawn: list[Sample] = field(default_factory=list)
+    sample_errors: list[EpisodeError] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+    def for_judgement(self) -> ScoringContext:
+        return replace(self, drawn=[], sample_errors=[], usage=Usage())
+
+
+class ScoringError(Exception):
+    """A judgement that could not be made (every sample failed, a check that cannot be read): an error record
+    with this reason, never a crash."""
+
+    def __init__(self, error: EpisodeError):
+        super().__init__(f"{error.type}: {error.message}")
+        self.error = error
 
 
 @runtime_checkable
@@ -114,6 +144,7 @@ class Scorer(Protocol):
         """False: the case is not in this scorer's scope; a `not_applicable` record is written, no call made."""
         ...
 
-    def score(self, trajectory: Trajectory, eval_id: int, ctx: ScoringContext) -> Evaluation:
-        """Never raises for a model or parse failure: that is an error record. A budget stop propagates."""
+    def score(self, trajectory: Trajectory, ctx: ScoringContext) -> Score:
+        """The verdict: value, label, explanation, metadata. Raise for a judgement that cannot be made (the runner
+        records it as an error); a stop (a budget, a refused key) propagates."""
         ...

@@ -12,12 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from toolemu.llm import ModelOptions, RoleModel, StopRun, system, user
-from toolemu.llm.usage import Usage
-from toolemu.log import CaseView, EpisodeError, Evaluation, Sample, Step, Trajectory, now
+from toolemu.log import CaseView, EpisodeError, Sample, Score, Step, Trajectory
 from toolemu.prompts import evaluator as prompts
 from toolemu.prompts import length
 from toolemu.prompts.tools import describe_toolkits
-from toolemu.scorers.base import MetricInfo, ScoringContext
+from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.identity import JudgeIdentity, llm_identity, short_hash
 from toolemu.specs.schema import text_schema
 
@@ -159,69 +158,36 @@ class LLMJudge:
         """What the record's metadata keeps from the chosen sample's reply, beyond its label and score."""
         return {}
 
-    def base(
-        self, trajectory: Trajectory, eval_id: int, model: RoleModel | None, judge: JudgeIdentity | None = None
-    ) -> dict[str, Any]:
-        return {
-            "eval_id": eval_id,
-            "eval_type": self.info.eval_type,
-            "scorer": self.info.name,
-            "run_id": trajectory.run_id,
-            "case_name": trajectory.case_name or f"#{eval_id}",
-            "case_idx": trajectory.case_idx,
-            "trial": trajectory.trial,
-            "trajectory_started_at": trajectory.started_at,
-            "evaluator": model.options.description() if model else None,
-            "judge_id": judge.id if judge else "",
-            "judge": judge,
-            "started_at": now(),
-        }
-
-    def score(self, trajectory: Trajectory, eval_id: int, ctx: ScoringContext) -> Evaluation:
-        """Draw `ctx.samples` verdicts and aggregate them (mean score, majority label). Model and parse failures
-        become an error record; only a stop (budget, refused key) propagates: the judgement is then not made."""
+    def score(self, trajectory: Trajectory, ctx: ScoringContext) -> Score:
+        """Draw `ctx.samples` verdicts and aggregate them (mean score, majority label); every drawn sample, every
+        failed one and the model use are left in `ctx`. No sample at all: a ScoringError with the last failure.
+        A stop (a budget, a refused key) propagates: the judgement is then not made."""
         if ctx.hub is None:
             raise ValueError(f"scorer {self.info.name!r} needs a model hub")
         model = ctx.hub.model(ctx.evaluator_role)
-        base = self.base(trajectory, eval_id, model, self.identity(ctx))
-        if trajectory.status == "error":
-            reason = EpisodeError(type="EpisodeError", message="the episode errored; there is nothing to judge")
-            return Evaluation(**base, status="skipped", error=reason, finished_at=now())
-        if not self.applies(trajectory):
-            return Evaluation(**base, status="not_applicable", finished_at=now())
         messages = self.messages(trajectory, ctx, model)
         schema = self.schema_for(trajectory, bounded=model.options.bounded_schemas)
-        usage = Usage()
-        drawn: list[Sample] = []
         details: list[dict[str, Any]] = []
-        failures: list[EpisodeError] = []
         for i in range(ctx.samples):
             try:
                 reply = model.complete(messages, schema=schema, cache_salt=f"sample-{i}" if i else "")
             except StopRun:  # a budget or a refused key: the judgement is not made at all
                 raise
             except Exception as exc:  # a parse failure after repairs, or a model error after retries: recorded
-                failures.append(EpisodeError(type=type(exc).__name__, message=str(exc)[:2000]))
+                ctx.sample_errors.append(EpisodeError(type=type(exc).__name__, message=str(exc)[:2000]))
                 continue
-            usage.add(reply.usage)
-            drawn.append(self.to_sample(reply.value, trajectory))
+            ctx.usage.add(reply.usage)
+            ctx.drawn.append(self.to_sample(reply.value, trajectory))
             details.append(self.details(reply.value, trajectory))
-        common: dict[str, Any] = dict(samples=drawn, sample_errors=failures, usage=usage, cost_usd=usage.cost_usd)
-        if not drawn:
-            return Evaluation(**base, **common, status="error", error=failures[-1], finished_at=now())
-        label = majority_label(drawn, self.info)
-        mean = sum(s.score for s in drawn) / len(drawn)
-        chosen = next(i for i, s in enumerate(drawn) if s.label == label)
-        first = drawn[chosen]
-        return Evaluation(
-            **base,
-            **common,
-            metadata=details[chosen],
-            evaluator_thought=first.thought,
+        if not ctx.drawn:
+            raise ScoringError(ctx.sample_errors[-1])
+        label = majority_label(ctx.drawn, self.info)
+        chosen = next(i for i, s in enumerate(ctx.drawn) if s.label == label)
+        first = ctx.drawn[chosen]
+        return Score(
+            value=sum(s.score for s in ctx.drawn) / len(ctx.drawn),
             label=label,
-            score=mean,
-            log_summary=first.summary,
-            eval_scores={self.info.metric: mean},
-            status="ok",
-            finished_at=now(),
+            explanation=first.thought,
+            summary=first.summary,
+            metadata=details[chosen],
         )

@@ -1,24 +1,24 @@
-"""Score every trajectory of a run with a set of scorers: a thread pool, resume, failures kept as error records."""
+"""Score every trajectory of a run with a set of scorers, on the one work pool: resume, failures kept as error
+records; and `score_trajectory`, the one place a scorer's Score becomes an Evaluation."""
 
 from __future__ import annotations
 
 import logging
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from toolemu.llm import StopRun
 from toolemu.llm.usage import BudgetUse
-from toolemu.log import Evaluation, JsonlWriter, Trajectory, eval_file_key, rewrite_jsonl, run_files, scan_jsonl
-from toolemu.log.jsonl import errors_file_of, heal_tail
+from toolemu.log import EpisodeError, Evaluation, JudgeIdentity, Trajectory, eval_file_key, now, run_files
+from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_evaluation, read_trajectories
-from toolemu.progress import progress_bar
-from toolemu.scorers.base import Scorer, ScoringContext
-from toolemu.scorers.identity import identity_of, stamped
+from toolemu.log.resume import resume_records
+from toolemu.pool import Recorded, run_pool
+from toolemu.scorers.base import Scorer, ScoringContext, ScoringError
+from toolemu.scorers.identity import identity_of
 
 log = logging.getLogger("toolemu")
 
@@ -87,31 +87,77 @@ def prepare_eval_file(path: Path, eval_type: str, current: set[Key], judge_id: s
     unreadable and other judges' ones aside (never lost: the errors file beside it gets them). A record that
     names no judge (written before judges had ids) is kept. Returns the kept keys, how many records another
     judge made, and how many unreadable lines (a torn last line included) went aside."""
-    set_aside = heal_tail(path)
-    raw = scan_jsonl(path)
-    set_aside += len(raw.bad_lines)
-    keep: dict[Key, dict[str, Any]] = {}
-    aside = raw.unparsed_records("not a whole evaluation record; judged again")
-    other_judge = 0
-    for position, record in enumerate(raw.records):
-        try:
-            ev = parse_evaluation(record, eval_type, position)
-        except ValidationError:
-            aside.append(record)
-            set_aside += 1
-            continue
-        mine = not judge_id or not ev.judge_id or ev.judge_id == judge_id
-        if mine and ev.status in ("ok", "skipped", "not_applicable") and ev.key in current and ev.key not in keep:
-            keep[ev.key] = record
-        else:
-            other_judge += not mine
-            aside.append(record)
-    if aside:
-        errors = JsonlWriter(errors_file_of(path))
-        for record in aside:
-            errors.append(record)
-        rewrite_jsonl(path, list(keep.values()))
-    return set(keep), other_judge, set_aside
+
+    def mine(ev: Evaluation) -> bool:
+        return not judge_id or not ev.judge_id or ev.judge_id == judge_id
+
+    def keep(ev: Evaluation) -> Key | None:
+        done = ev.status in ("ok", "skipped", "not_applicable") and ev.key in current
+        return ev.key if mine(ev) and done else None
+
+    resumed = resume_records(
+        path,
+        lambda record, position: parse_evaluation(record, eval_type, position),
+        keep,
+        "not a whole evaluation record; judged again",
+    )
+    return set(resumed.kept), sum(not mine(ev) for ev in resumed.aside), resumed.set_aside
+
+
+def score_trajectory(
+    scorer: Scorer, trajectory: Trajectory, eval_id: int, ctx: ScoringContext, judge: JudgeIdentity | None = None
+) -> Evaluation:
+    """One judgement as its record: the scorer's Score, or why there is none (the episode errored, the case is
+    outside the scorer's scope, the judgement failed), with who judged, when, and what it cost. Raises only a stop
+    (a budget, a refused key): the judgement is then not made."""
+    judge = judge or identity_of(scorer, ctx)
+    info = scorer.info
+    model = ctx.hub.options_for(ctx.evaluator_role).description() if scorer.needs_model and ctx.hub else None
+    base: dict[str, Any] = {
+        "eval_id": eval_id,
+        "eval_type": info.eval_type,
+        "scorer": info.name,
+        "run_id": trajectory.run_id,
+        "case_name": trajectory.case_name or f"#{eval_id}",
+        "case_idx": trajectory.case_idx,
+        "trial": trajectory.trial,
+        "trajectory_started_at": trajectory.started_at,
+        "evaluator": model,
+        "judge_id": judge.id,
+        "judge": judge,
+        "started_at": now(),
+    }
+    if trajectory.status == "error":
+        reason = EpisodeError(type="EpisodeError", message="the episode errored; there is nothing to judge")
+        return Evaluation(**base, status="skipped", error=reason, finished_at=now())
+    if not scorer.applies(trajectory):
+        return Evaluation(**base, status="not_applicable", finished_at=now())
+    one = ctx.for_judgement()
+    spent = {"samples": one.drawn, "sample_errors": one.sample_errors, "usage": one.usage}
+    try:
+        score = scorer.score(trajectory, one)
+    except StopRun:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a judgement that cannot be made is an error record, not a crash
+        error = exc.error if isinstance(exc, ScoringError) else EpisodeError(type=type(exc).__name__, message=str(exc))
+        error = error.model_copy(update={"message": error.message[:2000]})
+        return Evaluation(**base, **spent, cost_usd=one.usage.cost_usd, status="error", error=error, finished_at=now())
+    if score.value is None or not math.isfinite(score.value):
+        error = EpisodeError(type="NoScore", message=f"scorer {info.name!r} gave no finite value: {score.value!r}")
+        return Evaluation(**base, **spent, cost_usd=one.usage.cost_usd, status="error", error=error, finished_at=now())
+    return Evaluation(
+        **base,
+        **spent,
+        cost_usd=one.usage.cost_usd,
+        evaluator_thought=score.explanation,
+        label=score.label,
+        score=score.value,
+        log_summary=score.summary,
+        eval_scores={info.metric: score.value},
+        metadata=score.metadata,
+        status="ok",
+        finished_at=now(),
+    )
 
 
 def evaluate_trajectories(
@@ -143,7 +189,7 @@ def _evaluate(
     keys = [trajectory_key(r, i) for i, r in enumerate(records)]
     summary = EvalSummary(unreadable=problems)
     tasks: list[tuple[Scorer, int]] = []
-    writers: dict[str, JsonlWriter] = {}
+    writers: dict[str, BatchedJsonlWriter] = {}
     identities = {scorer.info.name: identity_of(scorer, ctx) for scorer in scorers}
     for scorer in scorers:
         eval_type = scorer.info.eval_type
@@ -155,56 +201,30 @@ def _evaluate(
         done, other_judge, set_aside = prepare_eval_file(path, eval_type, set(keys), identity.id)
         summary.other_judge += other_judge
         summary.set_aside += set_aside
-        writers[eval_type] = JsonlWriter(path)
+        writers[eval_type] = BatchedJsonlWriter(path)
         todo = [(scorer, i) for i, key in enumerate(keys) if key not in done]
         summary.total += len(keys)
         summary.skipped += len(keys) - len(todo)
         tasks += todo
-    progress = progress_bar()
-    bar = progress.add_task("judgements", total=len(tasks), failed=0, cost=0.0)
-    if show_progress:
-        progress.start()
-    pending = list(tasks)
-    running: dict[Future[Evaluation], Scorer] = {}
-    cost = 0.0
-    with ThreadPoolExecutor(max_workers=batch_size, thread_name_prefix="judge") as executor:
-        try:
-            while pending or running:
-                while pending and len(running) < batch_size and not summary.stop_reason:
-                    scorer, i = pending.pop(0)
-                    running[executor.submit(scorer.score, records[i], i, ctx)] = scorer
-                if not running:
-                    break
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    scorer = running.pop(fut)
-                    try:
-                        evaluation = fut.result()
-                    except StopRun as exc:  # a budget or a refused key: nothing new starts
-                        summary.not_run += 1
-                        if not summary.stop_kind:
-                            summary.stop_reason, summary.stop_kind = str(exc), exc.kind
-                        continue
-                    evaluation = stamped(evaluation, identities[scorer.info.name])
-                    writers[scorer.info.eval_type].append(evaluation)
-                    cost += evaluation.cost_usd
-                    if evaluation.status == "ok":
-                        summary.ok += 1
-                    elif evaluation.status == "skipped":
-                        summary.episode_errors += 1
-                    elif evaluation.status == "not_applicable":
-                        summary.not_applicable += 1
-                    else:
-                        summary.failed += 1
-                    progress.update(bar, advance=1, failed=summary.failed, cost=cost)
-        except KeyboardInterrupt:
-            summary.stop_reason = summary.stop_kind = "interrupted"
-            for fut in running:
-                fut.cancel()
-            raise
-        finally:
-            progress.stop()
-            summary.not_run += len(pending)
+
+    def work(task: tuple[Scorer, int]) -> Evaluation:
+        scorer, i = task
+        return score_trajectory(scorer, records[i], i, ctx, identities[scorer.info.name])
+
+    def record(task: tuple[Scorer, int], evaluation: Evaluation) -> Recorded:
+        counts = {"ok": "ok", "skipped": "episode_errors", "not_applicable": "not_applicable"}
+        name = counts.get(evaluation.status, "failed")
+        setattr(summary, name, getattr(summary, name) + 1)
+        written = writers[task[0].info.eval_type].append(evaluation)
+        return Recorded(written, name == "failed", evaluation.cost_usd)
+
+    try:
+        outcome = run_pool(tasks, work, record, workers=batch_size, label="judgements", show_progress=show_progress)
+    finally:
+        for writer in writers.values():
+            writer.close()
+    summary.not_run += len(outcome.not_run)
+    summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
     if summary.failed:
         log.warning("%d judgements failed; they are recorded with their reason and counted in reports", summary.failed)
     return summary

@@ -1,5 +1,6 @@
 """ToolEmu-format specs: models and loading."""
 
+from toolemu.specs.benchmark import benchmark_identity, load_cases
 from toolemu.specs.load import Benchmark, FileSummary, load_benchmark
 from toolemu.specs.models import (
     RISK_CATEGORIES,
@@ -25,5 +26,7 @@ __all__ = [
     "ToolException",
     "ToolReturn",
     "Toolkit",
+    "benchmark_identity",
     "load_benchmark",
+    "load_cases",
 ]

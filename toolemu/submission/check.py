@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from toolemu import __version__
 from toolemu.llm.options import ModelDescription
 from toolemu.log import RunConfig, Trajectory
 from toolemu.paths import ASSETS
@@ -30,6 +29,7 @@ from toolemu.submission.model import (
     SubmittedRun,
     submitted_scorers,
 )
+from toolemu.version import __version__
 
 SHOWN = 8  # names listed per problem; the rest are counted
 MODEL_KEYS = ("temperature", "max_tokens", "seed", "base_url", "structured")

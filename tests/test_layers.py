@@ -1,0 +1,37 @@
+"""The packages import in layers, with no cycle, imports inside functions included ([tool.importlinter] in
+pyproject.toml, checked by import-linter's own command)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def lint_imports(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    command = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or "lint-imports"
+    return subprocess.run([command, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_the_layers_are_kept() -> None:
+    result = lint_imports()
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "1 kept, 0 broken" in result.stdout
+
+
+def test_an_import_up_the_layers_breaks_the_contract(tmp_path: Path) -> None:
+    """The same contract over a copy of the package where a leaf imports the CLI inside a function: refused."""
+    shutil.copytree(REPO / "toolemu", tmp_path / "toolemu", ignore=shutil.ignore_patterns("__pycache__", "assets"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    paths = tmp_path / "toolemu" / "paths.py"
+    paths.write_text(paths.read_text() + "\n\ndef _upward() -> None:\n    from toolemu.cli import app  # noqa: F401\n")
+    result = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, '.'); from importlinter.cli import lint_imports_command;"
+         " lint_imports_command()"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "toolemu.paths is not allowed to import toolemu.cli" in result.stdout

@@ -1,0 +1,140 @@
+"""The episode's pipeline: elements that each do one thing to the episode's state and compose.
+
+    Loop(limit, Chain(AgentStep(agent), ToolCalls(call elements)))     an ordinary episode
+    Chain(ReplayedTurns(turns), Loop(...))                             a robust re-run: recorded actions, then the agent
+
+`AgentStep` asks the agent for a turn; `ToolCalls` puts each of the turn's calls through the call elements (gates,
+the user, a replay, the tool: `toolemu.episode.elements`) and records it as a step, or ends the episode on a final
+answer; `Loop` repeats its element until the episode ends or its limit is reached. A driver that runs the agent
+itself (gym, play, an MCP session) applies one turn with `apply_turn`. In the spirit of AgentDojo's
+`BasePipelineElement` and inspect-ai's `Chain`: a defence, a monitor or another agent is one more element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from toolemu.agents import AgentLike, AgentTurn
+from toolemu.episode.elements import CallElement
+from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, PendingCall
+from toolemu.episode.steps import step_of
+from toolemu.log import MAX_ITERATIONS_OUTPUT, Step, ToolCall, raised
+
+
+class EpisodeElement(Protocol):
+    """One stage of an episode: reads and writes its state; sets `state.ended` to end it."""
+
+    def run(self, state: EpisodeState, config: EpisodeConfig) -> None: ...
+
+
+class Chain:
+    """Its elements in order, until one ends the episode."""
+
+    def __init__(self, *elements: EpisodeElement):
+        self.elements = elements
+
+    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+        for element in self.elements:
+            if state.ended is not None:
+                return
+            element.run(state, config)
+
+
+class Loop:
+    """Its element again and again until the episode ends, or ends it at the step limit (ToolEmu's max_iterations)
+    once the episode has had `limit` turns (default: the configuration's), turns played before the loop included;
+    the loop itself has at least one."""
+
+    def __init__(self, element: EpisodeElement, limit: int | None = None):
+        self.element, self.limit = element, limit
+
+    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+        limit = config.max_iterations if self.limit is None else self.limit
+        for _ in range(max(1, limit - state.turns)):
+            if state.ended is not None:
+                return
+            if config.stop.is_set():
+                raise Interrupted()
+            self.element.run(state, config)
+        if state.ended is None:
+            state.ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)
+
+
+class AgentStep:
+    """The agent's next turn, from what it has seen (its own steps, never the user's actions on its devices)."""
+
+    def __init__(self, agent: AgentLike):
+        self.agent = agent
+
+    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+        state.turn = self.agent.next_turn(
+            state.case.user_instruction, state.agent_kits, state.agent_steps, cache_salt=state.salt
+        )
+
+
+class ToolCalls:
+    """The turn's calls through the call elements, each recorded as a step; a final answer ends the episode."""
+
+    def __init__(self, elements: Sequence[CallElement]):
+        self.elements = list(elements)
+
+    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+        turn, state.turn = state.turn, None
+        if turn is not None:
+            ended = apply_turn(turn, self.elements, state, config)
+            if ended is not None:
+                state.ended = ended
+
+
+class ReplayedTurns:
+    """Recorded actions played again, each as a turn of its own through the call elements, so each gets a fresh
+    observation; it stops early at the first the new world rejects where the recorded one was accepted (the action
+    no longer fits). `replayed` and `stopped_at` say how far it got."""
+
+    def __init__(self, recorded: Sequence[Step], elements: Sequence[CallElement]):
+        self.recorded, self.elements = list(recorded), list(elements)
+        self.replayed = 0
+        self.stopped_at: Step | None = None
+
+    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+        for step in self.recorded:
+            turn = AgentTurn(
+                thought=step.thought,
+                calls=[step.call],
+                kept=step.agent_log,
+            )
+            apply_turn(turn, self.elements, state, config)
+            self.replayed += 1
+            new = state.steps[-1]
+            if raised(new.observation) and not raised(step.observation) and not new.blocked:
+                self.stopped_at = new
+                return
+
+
+def apply_turn(
+    turn: AgentTurn, elements: Sequence[CallElement], state: EpisodeState, config: EpisodeConfig
+) -> tuple[str, str] | None:
+    """Apply one agent turn: its calls through the elements, each recorded as a step. Returns (status, output)
+    when the turn ends the episode, else None."""
+    state.add_usage("agent", turn.usage)
+    state.turns += 1
+    if turn.final_answer is not None:
+        status = "quit" if turn.quits and config.agent_type == "quit" else "final_answer"
+        return status, turn.final_answer
+    for position, proposed in enumerate(turn.calls):
+        call = PendingCall(ToolCall.model_validate(proposed, from_attributes=True))
+        try:
+            for element in elements:
+                element.process(call, state)
+        except Exception as exc:
+            # The agent's action is part of the record even when its tool failed, and so is every later call of
+            # the same turn: the episode ends in error, but nothing the agent asked for is lost.
+            reason = f"{type(exc).__name__}: {str(exc)[:2000]}"
+            state.steps.append(step_of(len(state.steps), turn, call, position == 0, reason))
+            for later in turn.calls[position + 1 :]:
+                skipped = PendingCall(ToolCall.model_validate(later, from_attributes=True))
+                state.steps.append(step_of(len(state.steps), turn, skipped, False, "an earlier call failed"))
+            raise
+        state.steps.append(step_of(len(state.steps), turn, call, first=position == 0))
+    return None
