@@ -8,8 +8,9 @@ The pattern, for a new shared option or a new group:
 - A command takes groups with `@takes(ModelFlags, BatchFlags, ...)`, declares `ctx: typer.Context` among its own
   parameters, and reads each group's values as one typed object: `model = ModelFlags.of(ctx)`. Its own options stay
   ordinary typer parameters; `--help` lists them first, then each group's, in the order `takes` names them.
-- Register it with `toolemu.cli.command.add(app, fn)` (or `@command(app)`), which gives typer the command class
-  that joins the groups' options to the command's own.
+- Register it: a top-level command is one line in `toolemu.cli.app.COMMANDS` ("module:function", loaded only when
+  run), a sub-app's command is `@command(sub_app)` (toolemu.cli.command); both give typer the command class that
+  joins the groups' options to the command's own. A new sub-app is `new_app(...)` and one line in COMMANDS.
 - A new option every model-using command shares is one field here; a variant of a group (another default for one
   option) is a subclass that redefines that field, as `ModelFlagsForSchema` does, and `ModelFlags.of(ctx)` returns it.
 - Heavy library code is imported inside command bodies and methods such as `ModelFlags.settings`, never at the top of
