@@ -1,9 +1,11 @@
-"""The CLI starts light and its help is whole: `--help` of every command loads no heavy package, fits 80 columns and
-names every flag in full; shared options reach commands as typed groups. (Timings are in benchmarks/cli_startup.py.)"""
+"""The CLI starts light and its help is whole: `--help` of every command loads no heavy package, fits 80 columns,
+names every flag in full and splits no word at a hyphen; shared options reach commands as typed groups. (Timings are
+in benchmarks/cli_startup.py.)"""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -90,6 +92,7 @@ def test_help_fits_80_columns_and_names_every_flag_whole(
     lines = result.out.splitlines()
     assert [line for line in lines if len(line) > 80] == []
     assert "…" not in result.out and "--no-no-" not in result.out
+    assert [line for line in lines if re.search(r"\w-$", line)] == []  # nothing split at a hyphen (--max-\ntotal)
     cmd = typer.main.get_command(app)
     for name in path:
         cmd = cmd.commands[name]

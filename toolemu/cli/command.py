@@ -5,7 +5,8 @@
 - `Group` may name its commands lazily ("module:attribute"): a command's module is imported and its options built
   when the command is asked for, so `toolemu run` loads and builds `run` alone.
 - Help is click's own layout, one section per help panel: option names wrap onto their own line and help text wraps
-  to the terminal (at most 80 columns), so nothing is cut off with an ellipsis, and no Rich is loaded to print it.
+  to the terminal (at most 80 columns) between words only, so nothing is cut off with an ellipsis and no flag named
+  in a help text is split at a hyphen; no Rich is loaded to print it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any, ClassVar, TypeVar
 
@@ -38,6 +40,38 @@ def group_command(group: type[OptionGroup]) -> Any:
     return typer.main.get_command(reader)
 
 
+def wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width`, broken between words only (a word longer than the width is the one thing split)."""
+    return textwrap.wrap(text, max(width, 10), break_on_hyphens=False) or [""]
+
+
+class WholeWordFormatter(typer.Context.formatter_class):  # type: ignore[misc,name-defined]
+    """click's help formatter, wrapping between words: `--max-total-tokens` in a help text stays on one line."""
+
+    def write_text(self, text: str) -> None:
+        indent = " " * self.current_indent
+        paragraphs = [" ".join(line.strip() for line in p.splitlines()) for p in text.split("\n\n") if p.strip()]
+        blocks = ["\n".join(indent + line for line in wrap(p, self.width - len(indent))) for p in paragraphs]
+        self.write("\n\n".join(blocks) + "\n")
+
+    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = list(rows)
+        first = min(max((len(term) for term, _ in rows), default=0), col_max) + col_spacing
+        margin = " " * (self.current_indent + first)
+        for term, text in rows:
+            self.write(" " * self.current_indent + term)
+            if not text:
+                self.write("\n")
+                continue
+            self.write(" " * (first - len(term)) if len(term) <= first - col_spacing else "\n" + margin)
+            lines = wrap(text, self.width - len(margin))
+            self.write("\n".join([lines[0], *(margin + line for line in lines[1:])]) + "\n")
+
+
+class HelpContext(typer.Context):
+    formatter_class = WholeWordFormatter
+
+
 def write_sections(params: Iterable[Any], ctx: Any, formatter: Any) -> None:
     """Arguments, then options without a panel, then each help panel in the order its first option comes."""
     sections: dict[str, list[tuple[str, str]]] = {ARGUMENTS: [], OPTIONS: []}
@@ -57,6 +91,7 @@ class Command(TyperCommand):
     """A typer command with option groups (`option_groups`, set by `command_class`) and sectioned plain help."""
 
     option_groups: tuple[type[OptionGroup], ...] = ()
+    context_class = HelpContext
 
     def __init__(self, name: str | None, **kwargs: Any) -> None:
         params = list(kwargs.pop("params", None) or [])
@@ -152,6 +187,7 @@ class Group(TyperGroup):
     named in `lazy` (name -> "module:attribute") are built when looked up."""
 
     lazy: ClassVar[dict[str, str]] = {}
+    context_class = HelpContext
 
     commands: LazyCommands
 
