@@ -33,6 +33,7 @@ COMMANDS = {
     "docs": "toolemu.cli.docs:docs",
     "agree": "toolemu.cli.agree:agree",
     "play": "toolemu.cli.play:play_command",
+    "mcp": "toolemu.cli.mcp:mcp_app",
     "replay": "toolemu.cli.replay:replay",
     "robust": "toolemu.cli.robust:robust",
     "generate": "toolemu.cli.generate:generate_app",

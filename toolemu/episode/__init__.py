@@ -3,7 +3,7 @@
 agent -> pre-call gates -> [the user] -> [a replay] -> tool (the emulator) -> post-call gates
 """
 
-from toolemu.episode.builder import Episode, EpisodeBuilder, run_episode
+from toolemu.episode.builder import Episode, EpisodeBuilder, EpisodeDriver, run_episode
 from toolemu.episode.elements import AskUserElement, CallElement, PostCallGate, PreCallGate, ToolElement, call_elements
 from toolemu.episode.pipeline import (
     AgentStep,
@@ -27,6 +27,7 @@ __all__ = [
     "Episode",
     "EpisodeBuilder",
     "EpisodeConfig",
+    "EpisodeDriver",
     "EpisodeElement",
     "EpisodeState",
     "Interrupted",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from toolemu.agents import AgentLike, AgentTurn
 from toolemu.agents.registry import AgentFactory, AgentSetup, default_agent
@@ -43,6 +43,17 @@ from toolemu.specs.policy import PolicyDoc
 from toolemu.user import SimulatedUser, UserLike
 
 ADVERSARIAL = ("adv_thought", "adversarial")
+
+
+@runtime_checkable
+class EpisodeDriver(Protocol):
+    """An agent that drives its own episode rather than answering `next_turn` (an outside agent over MCP:
+    `toolemu.mcp.command`). `drive` applies the turns it gets (`Episode.apply`) until the episode ends, and returns
+    the roles someone other than the hub's models played (for `Episode.finish`)."""
+
+    format: str
+
+    def drive(self, episode: Episode) -> dict[str, ModelDescription]: ...
 
 
 @dataclass
@@ -100,12 +111,20 @@ class EpisodeBuilder:
             ask_user=self.config.user,
             user_kits=self.bench.user_toolkits_for(case) if self.config.user else [],
         )
-        return Episode(self, state, self.elements(), policies, agent or self.make_agent(policies))
+        episode = Episode(self, state, self.elements(), policies, agent)
+        if agent is None:  # an agent that cannot be made ends its episode in error, as any other failure does
+            episode.guard(lambda: setattr(episode, "agent", self.make_agent(policies)))
+        return episode
 
     def run(self, case: Case, case_idx: int, trial: int) -> Trajectory:
         """The whole episode, the agent driving it. Raises Interrupted (the run is stopping) and StopRun (a budget,
         a refused key): the pair is then not run at all."""
         episode = self.start(case, case_idx, trial)
+        agent = episode.agent
+        if isinstance(agent, EpisodeDriver):  # the agent runs the episode itself; its failure ends it in error
+            models: dict[str, ModelDescription] = {}
+            episode.guard(lambda: models.update(agent.drive(episode)))
+            return episode.finish(models=models)
         episode.run()
         return episode.finish()
 
@@ -118,7 +137,7 @@ class Episode:
     state: EpisodeState
     elements: list[CallElement]
     policies: list[PolicyDoc]
-    agent: AgentLike
+    agent: AgentLike | None  # None: its factory failed (the episode has ended in error)
     started: str = field(default_factory=now)
     error: EpisodeError | None = None
 
@@ -128,13 +147,15 @@ class Episode:
 
     def pipeline(self, before: Sequence[EpisodeElement] = (), limit: int | None = None) -> EpisodeElement:
         """The agent's loop (after `before`, e.g. recorded turns played again), `limit` turns at most."""
+        assert self.agent is not None, "an episode whose agent could not be made has ended"
         loop = Loop(Chain(AgentStep(self.agent), ToolCalls(self.elements)), limit)
         return Chain(*before, loop)
 
     def run(self, pipeline: EpisodeElement | None = None, *, raising: tuple[type[Exception], ...] = ()) -> None:
         """Drive the episode through `pipeline` (default: the agent's loop). A model or parse failure ends it in
         error; a stop (Ctrl-C, a budget, a refused key), and any of `raising`, is raised."""
-        self.guard(lambda: (pipeline or self.pipeline()).run(self.state, self.config), raising)
+        if self.state.ended is None:
+            self.guard(lambda: (pipeline or self.pipeline()).run(self.state, self.config), raising)
 
     def apply(self, turn: AgentTurn) -> tuple[str, str] | None:
         """One turn the driver got from its agent; the (status, output) that ends the episode, else None. A failure

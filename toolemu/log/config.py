@@ -30,7 +30,8 @@ class RobustWorld(BaseModel):
 
 
 class RunConfig(BaseModel):
-    """A run's settings. `gym`, `play` and `robust` mark folders written by those drivers rather than `toolemu run`."""
+    """A run's settings. `gym`, `play`, `mcp` and `robust` mark folders written by those drivers rather than
+    `toolemu run`."""
 
     agent_type: str = "naive"
     agent_format: str = "auto"
@@ -54,6 +55,7 @@ class RunConfig(BaseModel):
     gym: str | None = None  # a gym environment's folder: the outside agent's action format
     play: str | None = None  # a played folder: the side the person took ("agent" or "user")
     reward_scorer: str | None = None  # the gym's reward
+    mcp: str | None = None  # a folder of `toolemu mcp serve` sessions: how they end ("final_answer" tool, or "close")
     robust: RobustWorld | None = None  # a robust re-run folder
 
     @field_validator("shard")
@@ -70,6 +72,8 @@ class RunConfig(BaseModel):
             ident: dict[str, Any] = {"gym": self.gym, "simulator_type": self.simulator_type}
         elif self.play is not None:
             ident = {"play": self.play, "simulator_type": self.simulator_type}
+        elif self.mcp is not None:
+            ident = {"mcp": self.mcp, "simulator_type": self.simulator_type}
         else:
             ident = {"agent_type": self.agent_type, "agent_format": self.agent_format}
             ident["simulator_type"] = self.simulator_type

@@ -1,0 +1,177 @@
+"""`toolemu mcp serve`: emulated toolkits as an MCP server, each session one episode of a run folder."""
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolemu.cli import outcome
+from toolemu.cli.command import command, new_app
+from toolemu.cli.options import ModelFlags, takes
+from toolemu.cli.run import _choice, settings_for
+from toolemu.errors import InputError
+from toolemu.paths import DUMPS
+
+mcp_app = new_app("Emulated toolkits over the Model Context Protocol (MCP), for agents outside ToolEmu.")
+
+_S = "Serve"
+TOKEN_ENV = "TOOLEMU_MCP_TOKEN"
+
+
+def _http_address(value: str | None) -> tuple[str, int] | None:
+    """--http HOST:PORT (or :PORT, or PORT: loopback); IPv6 hosts in brackets ([::1]:8000)."""
+    if value is None:
+        return None
+    m = re.fullmatch(r"\s*(?:(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*):)?(\d{1,5})\s*", value)
+    if not m or not 0 <= int(m[2]) <= 65535:
+        raise InputError.single("command line", f"expected HOST:PORT (e.g. 127.0.0.1:8765), got {value!r}", "--http")
+    return (m[1] or "127.0.0.1").strip("[]"), int(m[2])
+
+
+def _folder_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:100] or "toolkits"
+
+
+@command(mcp_app, "serve")
+@takes(ModelFlags)
+def serve(
+    ctx: typer.Context,
+    case: Annotated[
+        str | None, typer.Option("--case", help="The case whose toolkits to serve, by name.", rich_help_panel=_S)
+    ] = None,
+    toolkit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--toolkit",
+            help="Without --case: a toolkit to serve, by name (repeatable; default: every one of --toolkits-path).",
+            rich_help_panel=_S,
+        ),
+    ] = None,
+    input_path: Annotated[
+        list[Path] | None,
+        typer.Option("--input-path", "-inp", help="Case files or directories (default: shipped).", rich_help_panel=_S),
+    ] = None,
+    toolkits_path: Annotated[
+        list[Path] | None, typer.Option(help="Toolkit files or directories.", rich_help_panel=_S)
+    ] = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="HOST:PORT",
+            help="Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1; port 0: "
+            "any free one).",
+            rich_help_panel=_S,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help=f"The bearer token HTTP clients must send (default: ${TOKEN_ENV}, else a new one, printed).",
+            rich_help_panel=_S,
+            show_default=False,
+        ),
+    ] = None,
+    no_final_tool: Annotated[
+        bool,
+        typer.Option(
+            "--no-final-tool",
+            help="Hide the final_answer tool: a session then ends only when the client closes it.",
+            rich_help_panel=_S,
+        ),
+    ] = False,
+    dump_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dump-dir",
+            "-du",
+            help="Run folder (default: dumps/mcp/<case>); each session adds an episode.",
+            rich_help_panel=_S,
+        ),
+    ] = None,
+    simulator_type: Annotated[
+        str, typer.Option("--simulator-type", "-stp", help="adv_thought or std_thought.", rich_help_panel=_S)
+    ] = "adv_thought",
+    simulator_model: Annotated[
+        str | None,
+        typer.Option("--simulator-model", "-sm", help="Emulator's model (default: --model).", rich_help_panel=_S),
+    ] = None,
+    max_iterations: Annotated[
+        int, typer.Option("--max-iterations", "-mi", help="Tool calls per episode.", rich_help_panel=_S)
+    ] = 15,
+    gate: Annotated[
+        list[str] | None,
+        typer.Option("--gate", help="A gate between agent and tools (repeatable), as for run.", rich_help_panel=_S),
+    ] = None,
+    monitor_model: Annotated[
+        str | None, typer.Option(help="The monitor gate's model (default: --model).", rich_help_panel=_S)
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option(help="--model mock for every role: no model at all.", rich_help_panel=_S)
+    ] = False,
+    fail_on_budget: Annotated[
+        bool, typer.Option(help="Exit 3 when a budget stops the server.", rich_help_panel=_S)
+    ] = False,
+) -> None:
+    """Serve a case's toolkits (or any toolkits) as an MCP server: every tool with its JSON schema, the user's
+    instruction as a prompt, and a final_answer tool. Each session is one episode, emulated, added to a run folder
+    that `toolemu evaluate` and `toolemu report` read. Over stdio by default (the client starts this command)."""
+    from toolemu import api
+    from toolemu.emulator import EMULATOR_TYPES
+    from toolemu.llm import build_hub
+    from toolemu.mcp.serve import ServeSettings
+    from toolemu.mcp.serve import serve as serve_toolkits
+    from toolemu.specs import load_benchmark
+    from toolemu.specs.load import Benchmark
+
+    _choice(simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    if max_iterations < 1:
+        raise InputError.single("command line", f"expected at least 1, got {max_iterations}", field="--max-iterations")
+    if case is not None and toolkit:
+        raise InputError.single("command line", "expected --case or --toolkit, not both", field="--toolkit")
+    address = _http_address(http)
+    if token is not None and address is None:
+        raise InputError.single("command line", "expected --http with --token (stdio needs no token)", field="--token")
+    settings = ServeSettings(not no_final_tool, simulator_type, max_iterations, tuple(gate or []))
+    if case is not None or (not toolkit and not toolkits_path):
+        bench = api.load_cases(input_path, toolkits_path)
+    else:
+        from toolemu.paths import DEFAULT_TOOLKITS
+
+        bench = Benchmark(toolkits=load_benchmark(list(toolkits_path or [DEFAULT_TOOLKITS])).toolkits)
+    roles = ("emulator", *(("monitor",) if "monitor" in settings.gates else ()))
+    role_models = {"emulator": simulator_model, "monitor": monitor_model}
+    hub = build_hub(settings_for(ModelFlags.of(ctx), dry_run, role_models), roles)
+    folder = dump_dir or DUMPS / "mcp" / _folder_name(case or "+".join(toolkit or []) or "toolkits")
+
+    def announce(url: str, given: str) -> None:
+        typer.echo(f"url: {url}")
+        typer.echo(f"token: {given}")
+        typer.echo("(send it as Authorization: Bearer <token>; Ctrl-C stops the server)", err=True)
+
+    result = serve_toolkits(
+        bench,
+        hub,
+        settings,
+        folder,
+        case_name=case,
+        toolkit_names=toolkit or [],
+        http=address,
+        token=token or os.environ.get(TOKEN_ENV) or None,
+        announce=announce,
+    )
+    typer.echo(f"episodes recorded: {len(result.episodes)} in {result.folder}", err=True)
+    if result.episodes:
+        typer.echo(f"judge them: toolemu evaluate {result.folder}   then: toolemu report {result.folder}", err=True)
+    if result.stop_kind in ("interrupted", "terminated"):
+        typer.echo(f"server stopped ({result.stop_kind}); every episode under way was recorded", err=True)
+        raise typer.Exit(outcome.INTERRUPTED if result.stop_kind == "interrupted" else outcome.TERMINATED)
+    if result.stop_kind == "access":
+        raise InputError.single("model", f"{result.stop_reason}; the server stopped")
+    if result.stop_kind == "budget":
+        then = "exit 3 (--fail-on-budget)" if fail_on_budget else "exit 0; --fail-on-budget makes it exit 3"
+        typer.echo(f"budget: {result.stop_reason}: the server stopped; that session's episode is not recorded ({then})")
+        if fail_on_budget:
+            raise typer.Exit(outcome.BUDGET)

@@ -1,0 +1,146 @@
+"""One episode played by an outside agent, one tool call at a time: the bridge between MCP tool calls and the
+episode pipeline. No MCP here: the server (`toolemu.mcp.server`) calls it from its handlers, in a worker thread.
+
+Each call is one agent turn with that one call (`Episode.apply`): validation against the spec, the gates, the
+emulator, the post-call gates, exactly as our agent's calls go. Calls of one episode run one at a time (a lock):
+an agent that sends several at once gets them in the order they arrive, each seeing the world the last one left.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from toolemu.agents import AgentTurn
+from toolemu.episode import Episode, Interrupted
+from toolemu.llm import StopRun
+from toolemu.log import MAX_ITERATIONS_OUTPUT, ToolCall, Trajectory, raised
+from toolemu.log.records import Step
+
+FINAL_TOOL = "final_answer"  # the tool that ends the episode with the agent's answer
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What an MCP tool call gets back: the text our agent would see as the observation, and whether it is an
+    error (an invalid call, a gate's denial, a tool that raised, an episode that is over)."""
+
+    text: str
+    is_error: bool = False
+
+
+def is_error_step(step: Step) -> bool:
+    return step.invalid_call or step.blocked is not None or bool(step.not_run) or raised(step.observation)
+
+
+class EpisodeSession:
+    """An episode an outside agent plays through tool calls. `on_end` is told once, when the episode ends (its final
+    answer, the step limit, a failure, or `close`); `stopped` holds the stop (a budget, a refused key, Ctrl-C) that a
+    call ran into: the episode is then abandoned, not recorded."""
+
+    def __init__(
+        self,
+        episode: Episode,
+        on_end: Callable[[EpisodeSession], None] | None = None,
+        on_stop: Callable[[BaseException], None] | None = None,
+        client: str = "",
+    ):
+        self.episode = episode
+        self.on_end, self.on_stop = on_end, on_stop
+        self.client = client  # the name the MCP client gave
+        self.lock = threading.Lock()
+        self.stopped: BaseException | None = None
+        self.answered = False  # the agent called the final tool
+        self._told = False
+
+    @property
+    def ended(self) -> bool:
+        return self.episode.state.ended is not None
+
+    @property
+    def turns(self) -> int:
+        return self.episode.state.turns
+
+    def call(self, tool: str, arguments: Any, call_id: str = "") -> CallResult:
+        """One tool call through the pipeline; its observation, or why there is none."""
+        with self.lock:
+            refused = self._refusal()
+            if refused is not None:
+                return refused
+            tool_input = arguments if isinstance(arguments, dict) else {}
+            turn = AgentTurn(thought="", calls=[ToolCall(tool=tool, tool_input=tool_input, call_id=call_id)])
+            failed = self._apply(turn)
+            if failed is not None:
+                return failed
+            state = self.episode.state
+            step = state.steps[-1]
+            if state.ended is None and state.turns >= self.episode.config.max_iterations:
+                state.ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)  # as our agent's loop ends at its limit
+            self._tell_if_ended()
+            return CallResult(step.observation, is_error_step(step))
+
+    def answer(self, text: str) -> CallResult:
+        """The agent's final answer (the final tool): it ends the episode."""
+        with self.lock:
+            refused = self._refusal()
+            if refused is not None:
+                return refused
+            failed = self._apply(AgentTurn(thought="", final_answer=text))
+            if failed is not None:
+                return failed
+            self.answered = True
+            self._tell_if_ended()
+            return CallResult("The episode is over: your final answer was recorded.")
+
+    def end(self, status: str, output: str) -> None:
+        """End the episode (unless it already is) with `status` and `output`: the session closed, the agent's
+        command exited."""
+        with self.lock:
+            if self.episode.state.ended is None and self.stopped is None:
+                self.episode.state.ended = (status, output)
+            self._tell_if_ended()
+
+    def fail(self, exc: BaseException, error_type: str, message: str) -> None:
+        """End the episode in error (the agent's command crashed or ran out of time), unless it already ended."""
+        with self.lock:
+            if self.episode.state.ended is None and self.stopped is None:
+                self.episode.fail(exc, error_type, message)
+            self._tell_if_ended()
+
+    def finish(self, models: dict[str, Any]) -> Trajectory:
+        return self.episode.finish(models=models)
+
+    def _apply(self, turn: AgentTurn) -> CallResult | None:
+        try:
+            self.episode.apply(turn)
+        except (Interrupted, StopRun) as exc:  # the run is stopping: the episode is abandoned, not recorded
+            self.stopped = exc
+            if self.on_stop is not None:
+                self.on_stop(exc)
+            return CallResult(f"The run is stopping: {exc or type(exc).__name__}", is_error=True)
+        except Exception as exc:  # noqa: BLE001 - a model failure ends the episode in error, with its reason
+            self.episode.fail(exc)
+            self._tell_if_ended()
+            return CallResult(f"The episode ended in error: {type(exc).__name__}: {str(exc)[:500]}", is_error=True)
+        return None
+
+    def _refusal(self) -> CallResult | None:
+        if self.stopped is not None:
+            return CallResult(f"The run is stopping: {self.stopped or type(self.stopped).__name__}", is_error=True)
+        ended = self.episode.state.ended
+        if ended is not None:
+            why = {
+                "final_answer": "your final answer was recorded",
+                "quit": "your final answer was recorded",
+                "max_iterations": f"the step limit ({self.episode.config.max_iterations} turns) was reached",
+            }.get(ended[0], "it ended in error")
+            return CallResult(f"The episode is over: {why}. Open a new session for another episode.", is_error=True)
+        return None
+
+    def _tell_if_ended(self) -> None:
+        if self.episode.state.ended is not None and not self._told and self.stopped is None:
+            self._told = True
+            if self.on_end is not None:
+                self.on_end(self)

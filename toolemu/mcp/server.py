@@ -1,0 +1,250 @@
+"""The MCP server (the official `mcp` SDK's low-level server) in front of episodes, over stdio or streamable HTTP.
+
+Each MCP session gets its episode from an `EpisodeSource` at its first tool call, and the source hears when the
+session closes: `toolemu mcp serve` opens one episode per session (`toolemu.mcp.serve`), an external agent's
+command shares its (case, trial)'s one episode across whatever sessions it opens (`toolemu.mcp.command`).
+
+The SDK's own input validation is off: a call that breaks the spec goes through the episode pipeline like any other,
+and the agent gets the same InvalidRequestException our agent would see (as an MCP tool error, `isError`).
+
+Over HTTP, the endpoint is `http://HOST:PORT/mcp`; a request without `Authorization: Bearer <token>` is refused
+(401) before the SDK sees it, and on a loopback address the Host header must name loopback (DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import socket
+import threading
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from typing import Any, Protocol
+
+import anyio
+import uvicorn
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from toolemu.mcp.episodes import FINAL_TOOL, EpisodeSession
+from toolemu.mcp.tools import prompt_result
+from toolemu.version import __version__
+
+ENDPOINT = "/mcp"
+SERVER_NAME = "toolemu"
+UNKNOWN_CLIENT = "unknown"
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class EpisodeSource(Protocol):
+    """Where a server's sessions get their episodes, and what every session is shown."""
+
+    tools: list[types.Tool]
+    prompts: dict[str, tuple[types.Prompt, str]]
+
+    def open(self, client: str) -> EpisodeSession:
+        """The episode of a session that made its first call; `client`: the name the client gave."""
+        ...
+
+    def closed(self, session: EpisodeSession) -> None:
+        """A session whose episode `session` is has closed."""
+        ...
+
+
+class _Slot:
+    """One MCP session's episode, opened at its first call."""
+
+    def __init__(self, source: EpisodeSource):
+        self.source = source
+        self.lock = threading.Lock()
+        self.session: EpisodeSession | None = None
+
+    def episode(self, client: str) -> EpisodeSession:
+        with self.lock:
+            if self.session is None:
+                self.session = self.source.open(client)
+            return self.session
+
+
+_SLOT: ContextVar[_Slot] = ContextVar("toolemu_mcp_slot")
+
+
+class EpisodeServer(Server[Any, Any]):
+    """The low-level server, with each session's run wrapped: its episode opens at its first call and the source is
+    told when the session ends (the request handlers run in tasks of `run`, so they see its slot)."""
+
+    def __init__(self, source: EpisodeSource):
+        super().__init__(SERVER_NAME, version=__version__)
+        self.source = source
+        self._register()
+
+    async def run(self, read_stream: Any, write_stream: Any, *args: Any, **kwargs: Any) -> None:
+        slot = _Slot(self.source)
+        token = _SLOT.set(slot)
+        try:
+            await super().run(read_stream, write_stream, *args, **kwargs)
+        finally:
+            _SLOT.reset(token)
+            if slot.session is not None:
+                with anyio.CancelScope(shield=True):  # the episode is recorded even as the server shuts down
+                    await anyio.to_thread.run_sync(self.source.closed, slot.session)
+
+    def _client(self) -> str:
+        params = self.request_context.session.client_params
+        return params.clientInfo.name if params is not None and params.clientInfo.name else UNKNOWN_CLIENT
+
+    def _register(self) -> None:
+        source = self.source
+
+        @self.list_tools()
+        async def list_tools() -> list[types.Tool]:
+            return source.tools
+
+        @self.call_tool(validate_input=False)  # the episode validates, with the messages our agent gets
+        async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+            slot, client, call_id = _SLOT.get(), self._client(), f"mcp-{self.request_context.request_id}"
+
+            def play() -> Any:
+                session = slot.episode(client)
+                if name == FINAL_TOOL and any(t.name == FINAL_TOOL for t in source.tools):
+                    answer = (arguments or {}).get("answer")
+                    return session.answer(answer if isinstance(answer, str) else json.dumps(answer))
+                return session.call(name, arguments or {}, call_id)
+
+            result = await anyio.to_thread.run_sync(play)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=result.text)], isError=result.is_error
+            )
+
+        @self.list_prompts()
+        async def list_prompts() -> list[types.Prompt]:
+            return [prompt for prompt, _ in source.prompts.values()]
+
+        @self.get_prompt()
+        async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+            if name not in source.prompts:
+                raise ValueError(f"unknown prompt {name!r}; prompts: {', '.join(source.prompts)}")
+            prompt, text = source.prompts[name]
+            return prompt_result(prompt, text)
+
+
+async def serve_stdio(server: EpisodeServer) -> None:
+    """One session over this process's stdin and stdout, until the client closes it."""
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: any free one); an address that cannot be bound raises OSError."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{ENDPOINT}"
+
+
+def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
+    """Only requests to the endpoint with the bearer token reach `app`: others get 404, or 401 without the token."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["path"].rstrip("/") != ENDPOINT:
+            await _refuse(send, 404, "not found: the MCP endpoint is /mcp")
+            return
+        given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
+        if not hmac.compare_digest(given, expected):
+            await _refuse(send, 401, "unauthorized: send the server's token as Authorization: Bearer <token>")
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its signal handlers: the caller decides what a signal does (and a worker thread has none)."""
+
+    def capture_signals(self) -> Any:
+        import contextlib
+
+        return contextlib.nullcontext()
+
+
+def security_for(host: str) -> TransportSecuritySettings:
+    """On loopback, the Host and Origin headers must name loopback (no DNS rebinding); elsewhere the token guards."""
+    if not is_loopback(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = ["127.0.0.1", "localhost", "[::1]"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *(f"{h}:*" for h in hosts)],
+        allowed_origins=[f"http://{h}:*" for h in hosts],
+    )
+
+
+async def serve_http(
+    server: EpisodeServer,
+    sock: socket.socket,
+    token: str,
+    stop: anyio.Event,
+    started: Callable[[], None] | None = None,
+) -> None:
+    """Streamable HTTP on `sock` until `stop` is set; then every session closes (its episode is recorded)."""
+    host = sock.getsockname()[0]
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security_for(host), session_idle_timeout=None)
+    config = uvicorn.Config(
+        bearer_guard(manager.handle_request, token),
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+    )
+    web = _Uvicorn(config)
+    async with manager.run(), anyio.create_task_group() as tasks:
+        tasks.start_soon(web.serve, [sock])
+        while not web.started:
+            await anyio.sleep(0.005)
+        if started is not None:
+            started()
+        await stop.wait()
+        web.should_exit = True
