@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from fake_openai import FakeOpenAIServer, chat_body
 
+from toolemu.agents import AgentLike
+from toolemu.agents.registry import AgentSetup, default_agent
 from toolemu.llm import dryrun, retry
 from toolemu.log import TRAJECTORIES, read_jsonl
 
@@ -21,8 +24,9 @@ class BrokenAgent:
         raise RuntimeError("this agent always breaks")
 
 
-def broken_agent(model: object, agent_type: str, agent_format: str) -> BrokenAgent:
-    return BrokenAgent()
+def broken_agent(setup: AgentSetup) -> AgentLike:
+    """Broken until the test mends it (the same agent, fixed: a run resumes only with the agent it started with)."""
+    return BrokenAgent() if os.environ.get("EXIT_CODES_AGENT_BROKEN") else default_agent(setup)
 
 
 @pytest.fixture
@@ -54,14 +58,19 @@ def _run(run_cli, dump, *extra: str):
     return run_cli("run", "--dry-run", "--no-progress", "--dump-dir", dump, *extra)
 
 
-def test_everything_ran_is_0_and_failed_pairs_are_1_then_resume(run_cli, tmp_path) -> None:
+def test_everything_ran_is_0_and_failed_pairs_are_1_then_resume(run_cli, tmp_path, monkeypatch) -> None:
     assert _run(run_cli, tmp_path / "ok", "--trunc-num", "2").code == 0
     dump = tmp_path / "broken"
-    result = run_cli("emulate", "--dry-run", "--no-progress", "--trunc-num", "2", "--dump-dir", dump,
-                     "--agent", "test_exit_codes:broken_agent")  # fmt: skip
+    emulate = ("emulate", "--dry-run", "--no-progress", "--trunc-num", "2", "--dump-dir", dump)
+    monkeypatch.setenv("EXIT_CODES_AGENT_BROKEN", "1")
+    result = run_cli(*emulate, "--agent", "test_exit_codes:broken_agent")
     assert result.code == 1 and "failed: 2 pairs (recorded with their reason" in result.err
     assert [r["status"] for r in read_jsonl(dump / TRAJECTORIES)] == ["error", "error"]
-    again = run_cli("emulate", "--dry-run", "--no-progress", "--trunc-num", "2", "--dump-dir", dump)
+    # Another agent does not resume it: its episodes would be mixed with the first one's.
+    other = run_cli(*emulate)
+    assert other.code == 2 and "expected the same run settings to resume" in other.err
+    monkeypatch.delenv("EXIT_CODES_AGENT_BROKEN")
+    again = run_cli(*emulate, "--agent", "test_exit_codes:broken_agent")
     assert again.code == 0 and "finished now 2, failed 0" in again.out
 
 

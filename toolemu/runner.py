@@ -143,6 +143,7 @@ def prepare_dump_dir(
     if plan is not None or meta is None:
         base = meta.model_dump(exclude_none=True) if meta else {}
         write_meta(run_file, RunMeta.model_validate({**base, "run_id": run_id, **(plan or {}), "config": config}))
+    (dump_dir / TRAJECTORIES).touch()  # a run folder always has its file, if empty (a shard with no pairs, a stop)
     resumed = resume_records(
         dump_dir / TRAJECTORIES,
         parse_trajectory,
