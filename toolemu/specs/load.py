@@ -22,6 +22,9 @@ CASE_KEYS = ("Toolkits", "User Instruction")
 MAX_DEPTH = 64  # nesting of a spec file; ToolEmu's are 6 deep
 # The names an agent calls (name_for_model + tool name) must be one token for ReAct text and native tool calls.
 CALLABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+# Names no toolkit's tool may be called by: the simulated user's action (toolemu.user, above this package, defines
+# it as toolemu.log.ASK_USER; a test keeps the two the same).
+RESERVED_TOOL_NAMES = ("AskUser",)
 
 
 class _DuplicateKey(ValueError):
@@ -265,6 +268,39 @@ def _check_toolkit(path: Path, index: int, kit: Toolkit, problems: list[Problem]
                 )
 
 
+def _colliding_tool_names(origins: list[tuple[Toolkit, Path, int]], known: dict[str, Toolkit]) -> list[Problem]:
+    """A problem for each tool whose callable name (model name + tool name) another toolkit's tool already has, or
+    a reserved action has: "AB" + "C" and "A" + "BC" are both ABC, and an agent's call could not say which it
+    meant. Toolkits known from elsewhere count as earlier; a toolkit's own tools are checked by `_check_toolkit`."""
+    first: dict[str, tuple[str, str]] = {}  # callable name -> (its toolkit, where it is, in words)
+    for kit in known.values():
+        for tool in kit.tools:
+            first.setdefault(kit.tool_full_name(tool), (kit.toolkit, f"toolkit '{kit.toolkit}' tool '{tool.name}'"))
+    problems: list[Problem] = []
+    for kit, path, index in origins:
+        for i, tool in enumerate(kit.tools):
+            name = kit.tool_full_name(tool)
+            if name in RESERVED_TOOL_NAMES:
+                other = "the built-in action by which an agent asks the user"
+            elif name in first and first[name][0] != kit.toolkit:
+                other = first[name][1]
+            else:
+                first.setdefault(
+                    name, (kit.toolkit, f"toolkit '{kit.toolkit}' tool '{tool.name}' in {path} item {index}")
+                )
+                continue
+            problems.append(
+                Problem(
+                    str(path),
+                    f"expected a tool name no other tool is called by, but the agent calls this one '{name}' "
+                    f"(name_for_model '{kit.name_for_model}' + '{tool.name}'), as it calls {other}",
+                    _item_label(index, {"toolkit": kit.toolkit}),
+                    f"tools[{i}].name",
+                )
+            )
+    return problems
+
+
 class _PolicyResolver:
     """Finds and reads each named policy once: `policies/<name>.md` near the naming file, else the shipped one."""
 
@@ -318,6 +354,7 @@ def load_benchmark(
     case_origin: list[tuple[Path, int]] = []
     policies = _PolicyResolver(check_policies)
     case_names: dict[str, tuple[Path, int]] = {}
+    origins: list[tuple[Toolkit, Path, int]] = []  # every toolkit read, where it was read
     for path in json_files(paths):
         summary = FileSummary(str(path))
         try:
@@ -340,6 +377,7 @@ def load_benchmark(
                     )
                 _attach_policy(parsed, path, index, "policy", policies, problems)
                 bench.toolkits[parsed.toolkit] = parsed
+                origins.append((parsed, path, index))
                 summary.toolkits += 1
                 summary.tools += len(parsed.tools)
             elif isinstance(parsed, Case):
@@ -365,6 +403,7 @@ def load_benchmark(
                 summary.cases += 1
         bench.files.append(summary)
 
+    problems += _colliding_tool_names(origins, known_toolkits or {})
     available = {**(known_toolkits or {}), **bench.toolkits}
     for case, (path, index) in zip(bench.cases, case_origin, strict=True):
         named = [("Toolkits", case.toolkits), ("User Toolkits", case.user_toolkits)]
