@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import toolemu.mcp.command  # noqa: F401 - registers `--agent mcp-cmd:<command>` (a light module)
 from toolemu.agents import AgentLike
 from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.errors import InputError
@@ -66,6 +67,8 @@ def agent_name(agent: str | AgentFactory | AgentLike | None) -> str | None:
     """What run.json records of the agent: the name or path given, else the object's import path."""
     if agent is None or isinstance(agent, str):
         return agent or None
+    if isinstance(getattr(agent, "spec", None), str):  # a factory that names itself (mcp-cmd:<command>)
+        return agent.spec  # type: ignore[union-attr]
     owner = agent if callable(agent) and hasattr(agent, "__qualname__") else type(agent)
     return f"{owner.__module__}:{owner.__qualname__}"
 

@@ -208,6 +208,25 @@ def evaluation_stage(summary: "EvalSummary") -> outcome.Stage:
     return outcome.Stage("judgements", summary.stop_kind, summary.stop_reason, summary.not_run, summary.failed)
 
 
+def agent_of(run: RunFlags) -> object:
+    """--agent as given, or the external agent of --agent-cmd X (--agent mcp-cmd:X) with its --agent-timeout."""
+    spec = run.agent
+    if run.agent_cmd is not None:
+        if spec:
+            raise InputError.single("command line", "expected --agent or --agent-cmd, not both", field="--agent-cmd")
+        spec = f"mcp-cmd:{run.agent_cmd}"
+    if spec and spec.startswith("mcp-cmd:"):
+        from toolemu.mcp.command import DEFAULT_TIMEOUT_S, command_agent
+
+        timeout = DEFAULT_TIMEOUT_S if run.agent_timeout is None else run.agent_timeout
+        return command_agent(spec.removeprefix("mcp-cmd:"), timeout)
+    if run.agent_timeout is not None:
+        raise InputError.single(
+            "command line", "expected --agent-cmd (or --agent mcp-cmd:...) with --agent-timeout", "--agent-timeout"
+        )
+    return spec
+
+
 def _check_scorers(evaluation: EvalFlags) -> list[str]:
     """Scorer names and sample counts are checked before any emulation is spent."""
     from toolemu.scorers import DEFAULT_SCORERS, get_scorer
@@ -236,7 +255,7 @@ def emulate(ctx: typer.Context) -> object:
         config=config,
         cases=run.input_path,
         toolkits=batch.toolkits_path,
-        agent=run.agent,
+        agent=agent_of(run),
         show_progress=not batch.no_progress,
     )
     print_emulation(summary)
@@ -273,7 +292,7 @@ def run(
         config=config,
         cases=flags.input_path,
         toolkits=batch.toolkits_path,
-        agent=flags.agent,
+        agent=agent_of(flags),
         scorers=scorers,
         samples=evaluation.num_eval_samples,
         evaluate_after=evaluate,

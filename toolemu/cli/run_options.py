@@ -79,7 +79,25 @@ class RunFlags(OptionGroup):
     agent: Annotated[
         str | None,
         typer.Option(
-            help="An outside agent: package.module:factory(model, agent_type, agent_format).",
+            help="Another agent: react or tools (ours), mcp-cmd:<command> (an external agent over MCP), or "
+            "package.module:factory.",
+            rich_help_panel=_R,
+        ),
+    ] = None
+    agent_cmd: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-cmd",
+            help="An external agent's command, run per (case, trial) with an MCP server of its episode: "
+            "--agent mcp-cmd:<command>.",
+            rich_help_panel=_R,
+        ),
+    ] = None
+    agent_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--agent-timeout",
+            help="Seconds an external agent's command may run per episode (default 900).",
             rich_help_panel=_R,
         ),
     ] = None

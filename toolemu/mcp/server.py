@@ -16,6 +16,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 import socket
 import threading
 from collections.abc import Awaitable, Callable
@@ -42,6 +43,17 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class _ClosedStreamNoise(logging.Filter):
+    """The SDK logs an error when a session's stream is closed under it as the server shuts down: the normal end."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError)
+
+
+logging.getLogger("mcp.server.streamable_http").addFilter(_ClosedStreamNoise())
 
 
 class EpisodeSource(Protocol):

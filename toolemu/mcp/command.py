@@ -1,0 +1,264 @@
+"""External agents, run per (case, trial): `--agent mcp-cmd:<command>`, or `--agent-cmd <command>` for short.
+
+How it fits the episode builder. An external agent does not answer `next_turn`: it runs on its own and calls tools
+whenever it likes. So its factory makes a `CommandAgent`, an `EpisodeDriver` (`toolemu.episode.builder`): the
+runner builds every episode exactly as for our agent (the same builder, pool, batching, resume, shards and SLURM
+arrays, one record per pair), and the builder hands the driver the started episode instead of asking it for turns.
+The driver then, in the pool's worker thread and an event loop of its own:
+
+1. serves that one episode over MCP (streamable HTTP on a free loopback port, with a token made for it), every
+   session of the command sharing the episode (`EpisodeSession`: each call is one turn through the pipeline);
+2. runs the command through the shell, with TOOLEMU_MCP_URL, TOOLEMU_MCP_TOKEN, TOOLEMU_INSTRUCTION and TOOLEMU_CASE
+   added to its environment, in a process group of its own;
+3. waits for it to exit, the episode to end (its final_answer call or the step limit; the command then has a few
+   seconds to exit before it is stopped), the time limit, or a stop of the run.
+
+The final answer is the final_answer tool's argument, else what the command printed. A command that exits non-zero
+or runs past its time limit ends the episode in error, with the tail of its stderr (scrubbed of secrets); one that
+prints nothing and never called final_answer too. Ctrl-C, SIGTERM or a budget stops the command and leaves the pair
+not run, as for our agent.
+
+This module is imported by `toolemu.api` to register the kind, so it loads nothing heavy until an episode runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolemu.agents.registry import AgentFactory, AgentSetup, register_agent_kind
+from toolemu.errors import InputError
+
+if TYPE_CHECKING:
+    from anyio.abc import Process
+
+    from toolemu.agents import AgentTurn
+    from toolemu.episode import Episode
+    from toolemu.llm.options import ModelDescription
+    from toolemu.log import Step
+    from toolemu.mcp.episodes import EpisodeSession
+    from toolemu.specs.models import Toolkit
+
+AGENT_KIND = "mcp-cmd"
+DEFAULT_TIMEOUT_S = 900.0  # per episode; --agent-timeout
+GRACE_S = 5.0  # after the episode ended, how long the command has to exit on its own
+KILL_AFTER_S = 2.0  # after SIGTERM, before SIGKILL
+STDERR_TAIL = 2000  # characters of the command's stderr kept in an episode error
+MAX_STDOUT = 100_000  # characters of the command's output kept as its final answer
+POLL_S = 0.02
+
+
+class CommandError(Exception):
+    """The agent's command failed: it crashed, ran out of time, or gave no answer."""
+
+
+@dataclass(frozen=True)
+class CommandAgent:
+    """The agent seat of an episode an external command plays over MCP (see the module's docstring)."""
+
+    command: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    format: str = "mcp"
+
+    def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
+        raise RuntimeError(f"{AGENT_KIND} agents drive their own episode; they cannot play recorded turns again")
+
+    def drive(self, episode: Episode) -> dict[str, ModelDescription]:
+        import anyio
+
+        return anyio.run(self._drive, episode)
+
+    async def _drive(self, episode: Episode) -> dict[str, ModelDescription]:
+        import anyio
+
+        from toolemu.mcp.episodes import EpisodeSession
+        from toolemu.mcp.serve import new_token
+        from toolemu.mcp.server import EpisodeServer, bind, serve_http, url_of
+
+        session = EpisodeSession(episode)
+        source = _OneEpisode(session, episode)
+        sock, token = bind("127.0.0.1", 0), new_token()
+        _register_secret(token)
+        stop = anyio.Event()
+        raised: Exception | None = None  # raised after the server has stopped (a task group would wrap it)
+        async with anyio.create_task_group() as tasks:
+            ready = anyio.Event()
+            tasks.start_soon(serve_http, EpisodeServer(source), sock, token, stop, ready.set)
+            try:
+                await ready.wait()
+                await self._run(episode, session, url_of(sock), token)
+            except Exception as exc:  # noqa: BLE001 - a stop of the run, or a failure: raised once the server is down
+                raised = exc
+            finally:
+                stop.set()
+        if raised is not None:
+            raise raised
+        return {"agent": self._described(session)}
+
+    def _described(self, session: EpisodeSession) -> ModelDescription:
+        from toolemu.llm.options import ModelDescription
+
+        return ModelDescription.model_validate({"model": f"mcp:{session.client or 'unknown'}", "command": self.command})
+
+    async def _run(self, episode: Episode, session: EpisodeSession, url: str, token: str) -> None:
+        import subprocess
+
+        import anyio
+
+        from toolemu.episode import Interrupted
+
+        state = episode.state
+        env = {
+            **os.environ,
+            "TOOLEMU_MCP_URL": url,
+            "TOOLEMU_MCP_TOKEN": token,
+            "TOOLEMU_INSTRUCTION": state.case.user_instruction,
+            "TOOLEMU_CASE": state.case.name,
+        }
+        process = await anyio.open_process(
+            ["/bin/sh", "-c", self.command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # its own process group: stopped whole, and Ctrl-C at the terminal is ours
+        )
+        output = _Collected(MAX_STDOUT, keep="head")
+        errors = _Collected(STDERR_TAIL * 4, keep="tail")
+        verdict = ""  # "stopped": the run is stopping; "timeout": past the time limit
+        async with process, anyio.create_task_group() as readers:
+            readers.start_soon(output.read, process.stdout)
+            readers.start_soon(errors.read, process.stderr)
+            ended_at: float | None = None
+            deadline = anyio.current_time() + self.timeout_s
+            while process.returncode is None:
+                now = anyio.current_time()
+                if episode.config.stop.is_set() or session.stopped is not None:
+                    verdict = "stopped"
+                elif session.ended:
+                    ended_at = now if ended_at is None else ended_at
+                    verdict = "ended" if now - ended_at > GRACE_S else ""
+                elif now > deadline:
+                    verdict = "timeout"
+                if verdict:
+                    await _stop(process)
+                    break
+                await anyio.sleep(POLL_S)
+            readers.cancel_scope.deadline = anyio.current_time() + 1  # a grandchild may hold the pipes open
+        if verdict == "stopped" or session.stopped is not None:
+            raise session.stopped or Interrupted()
+        if session.ended:
+            return
+        if verdict == "timeout":
+            message = f"the agent's command ran past its time limit ({self.timeout_s:g} s)"
+            session.fail(TimeoutError(), "AgentTimeout", message + errors.tail_note())
+            return
+        code = process.returncode
+        if code != 0:
+            how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
+            session.fail(CommandError(), "AgentCommandFailed", f"the agent's command {how}" + errors.tail_note())
+            return
+        answer = output.text().strip()
+        if not answer:
+            session.fail(
+                CommandError(),
+                "NoFinalAnswer",
+                "the agent's command exited without calling final_answer and printed nothing" + errors.tail_note(),
+            )
+            return
+        session.end("final_answer", answer)
+
+
+class _OneEpisode:
+    """The driver's episode, for every session its command opens."""
+
+    def __init__(self, session: EpisodeSession, episode: Episode):
+        from toolemu.mcp.tools import mcp_tools, prompts
+        from toolemu.prompts.agent import policy_text
+
+        self.session = session
+        self.tools = mcp_tools(episode.state.agent_kits, final_tool=True)
+        policy = policy_text([p.text for p in episode.policies]) if episode.policies else ""
+        self.prompts = prompts(episode.state.case.user_instruction, policy)
+
+    def open(self, client: str) -> EpisodeSession:
+        if not self.session.client:
+            self.session.client = client
+        return self.session
+
+    def closed(self, session: EpisodeSession) -> None:
+        """The command may open sessions as it likes: only its exit (or a final answer) ends the episode."""
+
+
+class _Collected:
+    """What a pipe carried: the first (`keep="head"`) or last (`"tail"`) `limit` characters."""
+
+    def __init__(self, limit: int, keep: str):
+        self.limit, self.keep = limit, keep
+        self.data = bytearray()
+
+    async def read(self, stream: Any) -> None:
+        import anyio
+
+        try:
+            async for chunk in stream:
+                if self.keep == "head":
+                    self.data += chunk[: max(0, self.limit * 4 - len(self.data))]
+                else:
+                    self.data = (self.data + chunk)[-self.limit * 4 :]
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            return
+
+    def text(self) -> str:
+        text = self.data.decode("utf-8", errors="replace")
+        return text[: self.limit] if self.keep == "head" else text[-self.limit :]
+
+    def tail_note(self) -> str:
+        from toolemu.llm.secrets import redact
+
+        tail = self.text()[-STDERR_TAIL:].strip()
+        return f"; stderr tail:\n{redact(tail)}" if tail else "; it wrote nothing to stderr"
+
+
+async def _stop(process: Process) -> None:
+    """SIGTERM to the command's process group, then SIGKILL if it is still there."""
+    import anyio
+
+    for sig, wait in ((signal.SIGTERM, KILL_AFTER_S), (signal.SIGKILL, KILL_AFTER_S)):
+        if process.returncode is not None:
+            return
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        with anyio.move_on_after(wait):
+            await process.wait()
+
+
+def _register_secret(token: str) -> None:
+    from toolemu.llm.secrets import register_secret_value
+
+    register_secret_value(token)
+
+
+def command_agent(command: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> AgentFactory:
+    """The factory of `--agent mcp-cmd:<command>` (with `--agent-timeout`); it names itself in run.json."""
+    command = command.strip()
+    if not command:
+        raise InputError.single("command line", "expected a command after mcp-cmd:", field="--agent")
+    if not timeout_s > 0:
+        raise InputError.single("command line", f"expected seconds > 0, got {timeout_s}", field="--agent-timeout")
+
+    def factory(setup: AgentSetup) -> CommandAgent:
+        return CommandAgent(command, timeout_s)
+
+    factory.spec = f"{AGENT_KIND}:{command}"  # type: ignore[attr-defined]
+    return factory
+
+
+@register_agent_kind(AGENT_KIND)
+def mcp_cmd(command: str) -> AgentFactory:
+    """`--agent mcp-cmd:<command>`: an external agent's command, run per (case, trial) against an MCP server."""
+    return command_agent(command)
