@@ -6,6 +6,10 @@ import signal
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,15 @@ class InputError(Exception):
     @classmethod
     def single(cls, file: str | Path, message: str, item: str | None = None, field: str | None = None):
         return cls(Problem(str(file), message, item, field))
+
+
+def first_error(exc: ValidationError, where: str | None = None) -> tuple[str | None, str]:
+    """The first problem pydantic found in some input: where it is (a dotted path; `where` when it has none) and
+    what was expected (a validator's own text as written, else pydantic's message)."""
+    err = exc.errors()[0]
+    error = err.get("ctx", {}).get("error")
+    path = ".".join(str(p) for p in err["loc"]) or where
+    return path, str(error) if error is not None else err["msg"]
 
 
 class Terminated(KeyboardInterrupt):

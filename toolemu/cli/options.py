@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 import typer
 
-from toolemu.errors import InputError
+from toolemu.errors import InputError, first_error
 from toolemu.paths import DEFAULT_CACHE_PATH
 
 if TYPE_CHECKING:
@@ -237,10 +237,9 @@ def _flag_of(loc: tuple[Any, ...]) -> str | None:
 def flag_error(exc: "ValidationError") -> InputError:
     """A pydantic error on command-line values as one line naming the flag (never echoing the value: it may be a
     key typed in the wrong place)."""
-    err = exc.errors()[0]
-    message = str(err["ctx"]["error"]) if "error" in err.get("ctx", {}) else err["msg"]
+    _, message = first_error(exc)
     message = message.replace("Input should be", "expected")
-    return InputError.single("command line", message, field=_flag_of(tuple(err["loc"])))
+    return InputError.single("command line", message, field=_flag_of(tuple(exc.errors()[0]["loc"])))
 
 
 def llm_settings(**values: object) -> "LLMSettings":

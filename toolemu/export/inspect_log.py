@@ -295,8 +295,9 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
     case_names = case_names or list(dict.fromkeys(v.case_name for v in run.episodes))
     version = bench.version if bench and bench.version else (bench.hash[:15] if bench else "unversioned")
     agent = first.model_of("agent") if first else ""
-    described = first.models if first else {}
-    roles = {r: m for r in ("emulator", "evaluator", "monitor") if (m := _model_config(described.get(r)))}
+    roles = {
+        r: m for r in ("emulator", "evaluator", "monitor") if (m := _model_config(first.model(r) if first else None))
+    }
     judge = next((ev.evaluator for s in sources for evs in s.evaluations.values() for ev in evs if ev.evaluator), None)
     if judge is not None and judge.model and "evaluator" not in roles:
         roles["evaluator"] = ix.ModelConfig(
@@ -309,7 +310,7 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
         **{k: v for k, v in config.items() if k not in ("agent_type", "agent_format", "simulator_type")},
         **selection,
     }
-    agent_settings = described.get("agent")
+    agent_settings = first.model("agent") if first else None
     return ix.EvalLog(
         status="success" if len(samples) >= expected else "cancelled",
         eval=ix.EvalSpec(
@@ -327,14 +328,16 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
                 location=bench.source if bench else run.info.source,
                 samples=len(case_names),
                 sample_ids=case_names,
-                shuffled=bool(selection.get("shuffle")),
+                shuffled=meta.config.shuffle if meta else False,
             ),
             model=inspect_model_name(agent) or "unknown",
             model_generate_config=_generate_config(agent_settings),
             model_base_url=agent_settings.base_url if agent_settings is not None else None,
             model_args={"toolemu_model": agent} if agent else {},
             model_roles=roles or None,
-            config=ix.EvalConfig(epochs=len({v.trial for v in run.episodes}) or None, limit=selection.get("trunc_num")),
+            config=ix.EvalConfig(
+                epochs=len({v.trial for v in run.episodes}) or None, limit=meta.config.trunc_num if meta else None
+            ),
             packages={"toolemu": __version__},
             metadata={
                 "toolemu": {

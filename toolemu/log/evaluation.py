@@ -62,6 +62,12 @@ class JudgeIdentity(BaseModel):
         return f"{self.model or self.scorer} [{self.id}]"
 
     @property
+    def samples(self) -> int | None:
+        """How many verdicts it drew per trajectory, where it says (an LLM judge's parameters do)."""
+        value = self.parameters.get("samples")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
     def display_model(self) -> str:
         """The judge's model, or for a deterministic scorer its name."""
         return self.model or (f"{self.scorer} (deterministic)" if self.kind == "deterministic" else "")

@@ -110,6 +110,10 @@ class RunMeta(BaseModel):
     def shard(self) -> tuple[int, int] | None:
         return self.config.shard
 
+    def model_of(self, role: str) -> str:
+        """The model string a role used ('' when run.json does not say)."""
+        return self.models.get(role) or ""
+
 
 def read_meta(path: Path) -> RunMeta:
     """A run.json, typed; a file that is not one gets one clear error."""

@@ -349,10 +349,19 @@ class Trajectory(BaseModel):
         """The ledger from the steps' patches (records written before ledgers, or a check of the recorded one)."""
         return accumulate(step.state for step in self.steps)
 
+    def model(self, role: str) -> ModelDescription | None:
+        """A role's model as recorded (None when the record does not say)."""
+        return self.models.get(role)
+
     def model_of(self, role: str) -> str:
         """The model string a role used ('' when the record does not say)."""
-        described = self.models.get(role)
+        described = self.model(role)
         return described.model if described is not None else ""
+
+    @property
+    def total_usage(self) -> Usage:
+        """The episode's model use, every role together (none recorded: nothing)."""
+        return self.usage.get("total") or Usage()
 
     def to_record(self) -> dict[str, Any]:
         """The line as written: ToolEmu's fields exactly as its own code reads them, ours beside them.

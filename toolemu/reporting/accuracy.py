@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from toolemu.errors import InputError
+from toolemu.errors import InputError, first_error
 from toolemu.reporting.agreement import percentile_interval
 from toolemu.reporting.model import CorrectedRate, Interval
 from toolemu.reporting.stats import BOOTSTRAP_RESAMPLES, CI_LEVEL
@@ -196,7 +196,7 @@ def read_accuracy(path: Path) -> list[JudgeAccuracy]:
         raise InputError.single(path, f"cannot be read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise InputError.single(path, f"expected a JSON judge-accuracy file: {exc}") from None
-    entries = data.get("accuracy") if isinstance(data, dict) and "accuracy" in data else data
+    entries = data["accuracy"] if isinstance(data, dict) and "accuracy" in data else data
     entries = [entries] if isinstance(entries, dict) else entries
     if not isinstance(entries, list) or not entries:
         raise InputError.single(path, "expected a judge-accuracy entry, a list of them, or {'accuracy': [...]}")
@@ -205,9 +205,7 @@ def read_accuracy(path: Path) -> list[JudgeAccuracy]:
         try:
             acc = JudgeAccuracy.model_validate(entry)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or None
-            message = str(err["ctx"]["error"]) if "error" in err.get("ctx", {}) else err["msg"]
+            where, message = first_error(exc)
             raise InputError.single(path, message, item=f"entry {i + 1}", field=where) from None
         out.append(acc.model_copy(update={"scorer": _scorer_name(acc.scorer), "source": acc.source or str(path)}))
     return out

@@ -21,7 +21,6 @@ from typing import Any
 
 import pandas as pd
 
-from toolemu.llm.usage import Usage
 from toolemu.log import Episode, Evaluation, Score, Step, Trajectory
 from toolemu.reporting.judges import score_judge
 from toolemu.reporting.load import LoadedRun, load_runs
@@ -228,7 +227,7 @@ def episodes_df(runs: RunsLike) -> pd.DataFrame:
         cases = run.log.meta.benchmark.cases if run.log and run.log.meta and run.log.meta.benchmark else {}
         for position, (view, source) in enumerate(zip(run.episodes, _sources(run), strict=True)):
             traj = source.trajectory
-            total = traj.usage.get("total") or Usage()
+            total = traj.total_usage
             row: dict[str, Any] = {
                 "run": run.info.run,
                 "run_id": _run_id(run, traj),

@@ -176,27 +176,24 @@ def _regex_key(pattern: re.Pattern[str], path: Path) -> tuple[str, str] | None:
 def run_metadata(path: Path) -> dict[str, str]:
     """The agent and emulator of a run of ours: run.json's models and settings, else its first record's.
     ToolEmu's dumps record neither: {}."""
-    out: dict[str, str] = {}
     run_file = path / RUN_FILE if path.is_dir() else path.parent / RUN_FILE
     if run_file.is_file() and (path.is_dir() or path.name == TRAJECTORIES):
         meta = read_meta(run_file)
-        out = {
-            "agent_model": meta.models.get("agent", ""),
-            "emulator_model": meta.models.get("emulator", ""),
-            "agent_type": meta.config.agent_type,
-            "simulator_type": meta.config.simulator_type,
-        }
+        agent, emulator = meta.model_of("agent"), meta.model_of("emulator")
+        agent_type, simulator_type = meta.config.agent_type, meta.config.simulator_type
     else:
         first = first_trajectory(path / TRAJECTORIES if path.is_dir() else path)
-        if first is not None and first.schema_version:
-            out = {
-                "agent_model": first.model_of("agent"),
-                "emulator_model": first.model_of("emulator"),
-                "agent_type": first.agent_type,
-                "simulator_type": first.simulator_type,
-            }
-    if out.get("agent_model"):
-        out["agent"] = f"{out['agent_model']} ({out['agent_type']})" if out.get("agent_type") else out["agent_model"]
+        if first is None or not first.schema_version:
+            return {}
+        agent, emulator = first.model_of("agent"), first.model_of("emulator")
+        agent_type, simulator_type = first.agent_type, first.simulator_type
+    out = {
+        "agent_model": agent,
+        "emulator_model": emulator,
+        "agent_type": agent_type,
+        "simulator_type": simulator_type,
+        "agent": (f"{agent} ({agent_type})" if agent_type else agent) if agent else "",
+    }
     return {k: v for k, v in out.items() if v}
 
 

@@ -72,7 +72,7 @@ def _recorded_judge(run: RunLog, headline: list[MetricInfo]) -> tuple[ModelDescr
     for eval_type in (*(i.eval_type for i in headline), *run.evaluations):
         for ev in run.evaluations.get(eval_type, []):
             if ev.status == "ok" and ev.evaluator is not None:
-                samples = (ev.judge.parameters.get("samples") if ev.judge else None) or len(ev.samples) or 1
+                samples = (ev.judge.samples if ev.judge else None) or len(ev.samples) or 1
                 return ev.evaluator, int(samples)
     return None, 1
 
@@ -182,12 +182,12 @@ def robust_failures(
     judge, samples = _recorded_judge(recorded_run, headline)
     options = {
         "default": settings.options_for("default"),
-        "agent": settings.options_for("agent", recorded=first.models.get("agent")),
+        "agent": settings.options_for("agent", recorded=first.model("agent")),
         "evaluator": settings.options_for("evaluator", recorded=judge),
-        **({"user": settings.options_for("user", recorded=first.models.get("user"))} if recorded.user else {}),
+        **({"user": settings.options_for("user", recorded=first.model("user"))} if recorded.user else {}),
         **({"monitor": settings.options_for("monitor")} if "monitor" in recorded.gates else {}),
     }
-    base = settings.options_for("emulator", recorded=first.models.get("emulator"))
+    base = settings.options_for("emulator", recorded=first.model("emulator"))
     for seed in range(1, seeds + 1):
         options[f"emulator@{seed}"] = _seed_options(base, seed, emulator_temperature)
     hub = _hub(options, settings, chat_factory)

@@ -10,8 +10,8 @@ another judge's.
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from toolemu.llm.options import ModelDescription
 from toolemu.log import Evaluation
 from toolemu.log.evaluation import ID_LENGTH, UNRECORDED, JudgeIdentity, short_hash
 from toolemu.scorers.base import Scorer, ScoringContext
@@ -21,14 +21,15 @@ def deterministic_identity(scorer: Scorer) -> JudgeIdentity:
     return JudgeIdentity(scorer=scorer.info.name, version=scorer.info.version, kind="deterministic")
 
 
-def llm_identity(scorer: Scorer, described: dict[str, Any], samples: int, prompt: str) -> JudgeIdentity:
-    model = str(described.get("model", ""))
+def llm_identity(scorer: Scorer, model: ModelDescription | None, samples: int, prompt: str) -> JudgeIdentity:
+    """An LLM judge: its model as records describe it (ModelOptions.describe()), the samples it draws, its prompt."""
+    described = model.model_dump(mode="json") if model is not None else {}
     parameters = {k: v for k, v in described.items() if k != "model"} | {"samples": samples}
     return JudgeIdentity(
         scorer=scorer.info.name,
         version=scorer.info.version,
         kind="llm",
-        model=model,
+        model=model.model if model is not None else "",
         parameters=parameters,
         prompt=prompt,
     )
@@ -41,7 +42,7 @@ def identity_of(scorer: Scorer, ctx: ScoringContext) -> JudgeIdentity:
     if callable(own):
         return own(ctx)
     if scorer.needs_model and ctx.hub is not None:
-        return llm_identity(scorer, ctx.hub.options_for(ctx.evaluator_role).describe(), ctx.samples, "")
+        return llm_identity(scorer, ctx.hub.options_for(ctx.evaluator_role).description(), ctx.samples, "")
     return deterministic_identity(scorer)
 
 

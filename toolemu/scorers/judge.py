@@ -127,7 +127,7 @@ class LLMJudge:
 
     def identity(self, ctx: ScoringContext) -> JudgeIdentity:
         options = ctx.hub.options_for(ctx.evaluator_role) if ctx.hub is not None else None
-        described = options.describe() if options is not None else {}
+        described = options.description() if options is not None else None
         return llm_identity(self, described, ctx.samples, self.prompt_hash(options))
 
     def messages(self, trajectory: Trajectory, ctx: ScoringContext, model: RoleModel | None = None) -> list[Any]:
