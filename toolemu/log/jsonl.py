@@ -151,10 +151,29 @@ class JsonlContent:
     lines: list[int] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     bad_lines: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of each problem line
+    # Lines whose text is not the bytes as written (not UTF-8): line number -> what is wrong, for the errors file.
+    undecoded: dict[int, str] = field(default_factory=dict)
 
     def unparsed_records(self, note: str) -> list[dict[str, Any]]:
-        """The problem lines as records for an errors file: what was there is kept, with why it was set aside."""
-        return [{"unparsed_line": text, "line": number, "note": note} for number, text in self.bad_lines]
+        """The problem lines as records for an errors file: what was there is kept, with why it was set aside (a
+        line that is not UTF-8 keeps its bytes as \\x escapes, and says which byte). Each is logged as it goes."""
+        for problem in self.problems:
+            log.warning("%s; set aside", problem)
+        out: list[dict[str, Any]] = []
+        for number, text in self.bad_lines:
+            record: dict[str, Any] = {"unparsed_line": text, "line": number, "note": note}
+            if number in self.undecoded:
+                record["problem"] = self.undecoded[number]
+            out.append(record)
+        return out
+
+
+def not_utf8(raw: bytes, exc: UnicodeDecodeError, line_start: int) -> str:
+    """Which byte of a line is not UTF-8: its value and offset in the line and in the file."""
+    return (
+        f"expected UTF-8 text, found byte {raw[exc.start]:#04x} at offset {exc.start} of the line "
+        f"(offset {line_start + exc.start} of the file)"
+    )
 
 
 def scan_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> JsonlContent:
@@ -164,15 +183,19 @@ def scan_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> JsonlCo
     out = JsonlContent(path)
     if not path.is_file():
         return out
+    offset = 0  # of the line's first byte in the file
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, 1):
+            start, offset = offset, offset + len(raw)
             if not raw.strip():
                 continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                out.problems.append(f"{path}: line {number}: expected UTF-8 text, found byte {raw[exc.start]:#x}")
-                out.bad_lines.append((number, raw.decode("utf-8", errors="replace").rstrip("\n")))
+                problem = not_utf8(raw, exc, start)
+                out.problems.append(f"{path}: line {number}: {problem}")
+                out.undecoded[number] = problem
+                out.bad_lines.append((number, raw.decode("utf-8", errors="backslashreplace").rstrip("\n")))
                 continue
             try:
                 value = json.loads(scrub(text) if scrub else text, parse_constant=_no_constant)
