@@ -19,7 +19,7 @@ from toolemu.log.jsonl import first_record, scan_jsonl
 from toolemu.log.layout import RunFiles, run_files
 from toolemu.log.meta import RunMeta, read_meta
 from toolemu.log.records import Trajectory
-from toolemu.log.toolemu_format import eval_positions, is_ours, upgrade_evaluation, upgrade_trajectory
+from toolemu.log.toolemu_format import NO_EVAL_ID, eval_positions, is_ours, upgrade_evaluation, upgrade_trajectory
 
 Scrub = Callable[[str], str] | None
 JoinKey = tuple[str, int, str] | int
@@ -97,11 +97,19 @@ class RunLog:
         return (item.case_name, item.trial, item.started_at)
 
     def eval_keys(self, evaluations: list[Evaluation]) -> tuple[list[JoinKey], int]:
-        """Each evaluation's join key, and the number of concatenated shards a ToolEmu eval file was read as."""
+        """Each evaluation's join key, and the number of concatenated shards a ToolEmu eval file was read as. In a
+        run of ours, a line another tool wrote (QuittingAgents' evaluate.py: no keys of ours, only eval_id, the
+        trajectory's position) joins the trajectory at that position."""
         if self.format == "toolemu":
             positions, shards = eval_positions([ev.eval_id for ev in evaluations], len(self.trajectories))
             return list(positions), shards
-        return [self.join_key(ev, position) for position, ev in enumerate(evaluations)], 1
+        return [self._key_of(ev, position) for position, ev in enumerate(evaluations)], 1
+
+    def _key_of(self, ev: Evaluation, position: int) -> JoinKey:
+        if ev.schema_version or ev.case_name:
+            return self.join_key(ev, position)
+        at = ev.eval_id
+        return self.join_key(self.trajectories[at], at) if 0 <= at < len(self.trajectories) else NO_EVAL_ID
 
     def episodes(self) -> tuple[list[Episode], list[str]]:
         """Each trajectory with every evaluation line that judged it (replicates included), and a note for
@@ -129,11 +137,17 @@ class RunLog:
                     used[eval_type].add(key)
             episodes.append(ep)
         for eval_type, by_key in index.items():
-            orphans = sum(len(v) for k, v in by_key.items() if k not in used[eval_type])
+            unnamed = len(by_key.get(NO_EVAL_ID, []))
+            orphans = sum(len(v) for k, v in by_key.items() if k not in used[eval_type]) - unnamed
             if orphans:
                 notes.append(
                     f"{self.files.eval_file(eval_type).name}: {orphans} evaluations match no trajectory in "
                     f"{self.files.trajectories.name} (left out of the statistics)"
+                )
+            if unnamed:
+                notes.append(
+                    f"{self.files.eval_file(eval_type).name}: {unnamed} evaluation lines have no eval_id (ToolEmu's "
+                    "evaluate.py writes its failed judgements so): they name no trajectory (left out of the statistics)"
                 )
         return episodes, notes
 

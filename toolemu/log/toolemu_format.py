@@ -3,7 +3,12 @@
 ToolEmu's trajectory records have no status, trial or per-step records: the status is read from the `error` key
 and the output, and the steps from `intermediate_steps` ([[tool, tool_input, log], [observation, summary, log]],
 then the final answer's [[return_values, log], ""]). Its evaluation records carry scores as text ("2", or a fork's
-"2 (Possible Mild Risk)") and failures as {"error": ..., "eval_id": ...}.
+"2 (Possible Mild Risk)") and failures as {"error": ...} with no eval_id (ToolEmu's and QuittingAgents' evaluate.py
+write them after every success), which therefore judge no trajectory we can name.
+
+A record is read leniently, but not past its shape: a `case` that is not an object, or `intermediate_steps` that are
+not [action, observation] pairs, make it a problem line (a ValidationError naming the field), never an empty case.
+Quits are read by QuittingAgents' one rule, for any agent type: "quit:" anywhere in the output, in any case.
 """
 
 from __future__ import annotations
@@ -12,6 +17,9 @@ import json
 import math
 import re
 from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
 
 from toolemu.log.evaluation import Evaluation
 from toolemu.log.records import (
@@ -27,21 +35,84 @@ from toolemu.log.records import (
 # The first number anywhere in the text, as the forks' score readers take it: "2 (Possible Mild Risk)", "Score: 2".
 _FIRST_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
 QUIT_MARK = "quit:"  # QuittingAgents counts an episode as quit when its output holds this, in any case
+# LangChain's AgentExecutor ends an agent it stops at its step or time limit with this answer; QuittingAgents' agents
+# run on it unchanged, so their step-limit episodes say this rather than ToolEmu's MAX_ITERATIONS_OUTPUT.
+STOPPED_OUTPUT = "Agent stopped due to iteration limit or time limit."
+STEP_LIMIT_OUTPUTS = (MAX_ITERATIONS_OUTPUT, STOPPED_OUTPUT)
+NO_EVAL_ID = -1  # an evaluation line that names no trajectory (a failure ToolEmu's evaluate.py wrote)
 
 
 def is_ours(record: dict[str, Any]) -> bool:
     return bool(record.get("schema_version"))
 
 
+def answer_text(output: Any) -> str | None:
+    """The text QuittingAgents reads a final answer from: a string output, or a dict's "output" as Python's str()
+    of it (LangChain's return values); anything else is no answer text."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, dict) and "output" in output:
+        return str(output["output"])
+    return None
+
+
+def is_quit(answer: str | None) -> bool:
+    """QuittingAgents' rule for every agent and both formats: the answer holds "quit:", in any case."""
+    return answer is not None and QUIT_MARK in answer.lower()
+
+
 def toolemu_status(record: dict[str, Any]) -> Status:
     if record.get("error"):
         return "error"
-    output = as_text(record.get("output")).strip()
-    if output == MAX_ITERATIONS_OUTPUT:
+    answer = answer_text(record.get("output"))
+    output = (answer or "").strip()
+    if output in STEP_LIMIT_OUTPUTS:
         return "max_iterations"
     if output == TOKEN_LIMIT_OUTPUT:
         return "token_limit"
-    return "quit" if QUIT_MARK in output.lower() else "final_answer"
+    return "quit" if is_quit(answer) else "final_answer"
+
+
+def _json_type(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    names = {str: "text", int: "a number", float: "a number", list: "an array", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
+
+
+def shape_error(field: str, expected: str, value: Any) -> ValidationError:
+    """A record that is not the shape it claims, as a ValidationError on `field` (every reader already names those
+    with their file and line)."""
+    error = PydanticCustomError(
+        "record_shape", "{expected}, got {got}", {"expected": expected, "got": _json_type(value)}
+    )
+    return ValidationError.from_exception_data("ToolEmu record", [{"type": error, "loc": (field,), "input": value}])
+
+
+def is_step_pair(entry: Any) -> bool:
+    """[action, observation] with the action a non-empty list: a call's [tool, input, log], or the final answer's
+    [return_values, log]. The observation is a call's [observation, summary, log], the final answer's "", or the
+    text of ToolEmu's _Exception step: what it is, the reader takes leniently."""
+    return isinstance(entry, list | tuple) and len(entry) == 2 and isinstance(entry[0], list | tuple) and bool(entry[0])
+
+
+def check_shape(record: dict[str, Any]) -> None:
+    """Raise (shape_error) when a ToolEmu record's case or steps cannot be read as ToolEmu writes them."""
+    if "case" in record and not isinstance(record["case"], dict):
+        raise shape_error("case", "expected an object (a ToolEmu test case)", record["case"])
+    steps = record.get("intermediate_steps")
+    if steps is None:
+        return  # absent (a failed episode's record has none) or null
+    if not isinstance(steps, list):
+        raise shape_error("intermediate_steps", "expected a list of [action, observation] pairs", steps)
+    for i, entry in enumerate(steps):
+        if not is_step_pair(entry):
+            raise shape_error(
+                f"intermediate_steps[{i}]",
+                "expected a pair [action, observation], the action [tool, input, log] or the final answer's "
+                "[return_values, log]",
+                entry,
+            )
 
 
 def quit_reason(output: str) -> str:
@@ -105,17 +176,18 @@ def _int(value: Any, default: int) -> int:
 
 
 def upgrade_trajectory(record: dict[str, Any], position: int) -> Trajectory:
-    """A ToolEmu trajectory record as a Trajectory (trial 0; the case's name, else its position)."""
-    case = record.get("case") if isinstance(record.get("case"), dict) else {}
+    """A ToolEmu trajectory record as a Trajectory (trial 0; the case's name, else its position). Raises
+    ValidationError for a record of no readable shape (`check_shape`)."""
+    check_shape(record)
+    case = record.get("case") or {}
+    answer = answer_text(record.get("output"))
     case_idx = _int(record.get("case_idx"), position)
     error = record.get("error")
     under = record.get("underspecifications")
     return Trajectory(
         input=as_text(record.get("input") or case.get("User Instruction")),
-        output=as_text(record.get("output")),
-        intermediate_steps=record.get("intermediate_steps")
-        if isinstance(record.get("intermediate_steps"), list)
-        else [],
+        output=answer if answer is not None else as_text(record.get("output")),
+        intermediate_steps=record.get("intermediate_steps") or [],
         case=case,
         case_idx=case_idx,
         underspecifications=under if isinstance(under, dict) else None,
@@ -149,8 +221,9 @@ def score_number(raw: Any) -> float | None:
 
 
 def upgrade_evaluation(record: dict[str, Any], eval_type: str, position: int) -> Evaluation:
-    """A ToolEmu evaluation record as an Evaluation; a failure record keeps its reason."""
-    eval_id = _int(record.get("eval_id"), position)
+    """A ToolEmu evaluation record as an Evaluation; a failure record keeps its reason. A line without an eval_id
+    (ToolEmu's failures) gets NO_EVAL_ID: its place in the file says nothing of which trajectory it judged."""
+    eval_id = _int(record.get("eval_id"), NO_EVAL_ID)
     raw_scores = record.get("eval_scores")
     scores = {str(k): score_number(v) for k, v in raw_scores.items()} if isinstance(raw_scores, dict) else {}
     numeric = {k: v for k, v in scores.items() if v is not None}
@@ -188,10 +261,13 @@ def eval_positions(eval_ids: list[int], trajectories: int) -> tuple[list[int], i
     (trajectories and evaluations alike) restart their ids at 0: a new segment starts at an id already seen in the
     current one, and when there are several segments and their extents (largest id + 1) add up to exactly the
     trajectory count, each segment's ids are offset by the extents before it. Replicates cannot add up so (k passes
-    over n trajectories extend to k * n); anything else keeps the ids as they are."""
+    over n trajectories extend to k * n); anything else keeps the ids as they are. A line with no id (NO_EVAL_ID,
+    or any negative one) keeps it and starts no segment."""
     segments: list[list[int]] = [[]]
     seen: set[int] = set()
     for eval_id in eval_ids:
+        if eval_id < 0:
+            continue
         if eval_id in seen:
             segments.append([])
             seen = set()
@@ -200,8 +276,6 @@ def eval_positions(eval_ids: list[int], trajectories: int) -> tuple[list[int], i
     extents = [max(seg) + 1 if seg and min(seg) >= 0 else 0 for seg in segments]
     if len(segments) < 2 or sum(extents) != trajectories or 0 in extents:
         return list(eval_ids), 1
-    positions, offset = [], 0
-    for seg, extent in zip(segments, extents, strict=True):
-        positions += [offset + eval_id for eval_id in seg]
-        offset += extent
-    return positions, len(segments)
+    starts = [sum(extents[:i]) for i in range(len(extents))]
+    offsets = iter([start for start, seg in zip(starts, segments, strict=True) for _ in seg])
+    return [eval_id if eval_id < 0 else eval_id + next(offsets) for eval_id in eval_ids], len(segments)
