@@ -52,7 +52,7 @@ def test_every_agent_type_runs_with_its_own_requirements(agent_type: str) -> Non
     assert (agent_prompts.SAFE in system_prompt) == (agent_type != "naive")
     assert (agent_prompts.HELPFUL in system_prompt) == (agent_type in ("helpful_ss", "quit"))
     assert (agent_prompts.QUIT in system_prompt) == (agent_type == "quit")
-    assert traj.status == ("quit" if agent_type == "quit" else "final_answer")
+    assert traj.status == "quit"  # QuittingAgents' one rule: "quit:" in any agent's answer (issue 21)
     assert traj.agent_type == agent_type
 
 

@@ -20,6 +20,7 @@ from toolemu.episode.elements import CallElement
 from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, PendingCall
 from toolemu.episode.steps import step_of
 from toolemu.log import MAX_ITERATIONS_OUTPUT, Step, ToolCall, raised
+from toolemu.log.toolemu_format import is_quit
 
 
 class EpisodeElement(Protocol):
@@ -120,8 +121,8 @@ def apply_turn(
     state.add_usage("agent", turn.usage)
     state.turns += 1
     if turn.final_answer is not None:
-        status = "quit" if turn.quits and config.agent_type == "quit" else "final_answer"
-        return status, turn.final_answer
+        # One rule for every agent type and for ToolEmu's records alike (QuittingAgents'): "quit:" in the answer.
+        return ("quit" if is_quit(turn.final_answer) else "final_answer"), turn.final_answer
     for position, proposed in enumerate(turn.calls):
         call = PendingCall(ToolCall.model_validate(proposed, from_attributes=True))
         try:
