@@ -49,6 +49,10 @@ class RunConfig(BaseModel):
     gates: list[str] = Field(default_factory=list)  # --gate specs, in order
     user: bool = False  # the simulated user answers the agent's AskUser questions
     max_user_turns: int = Field(default=DEFAULT_MAX_USER_TURNS, ge=1)
+    user_reasks: int = Field(default=0, ge=0)  # a user reply stating facts the user was never given is asked again
+    user_reviewer: bool = False  # a reviewer model (role "reviewer") checks user replies beside the rules
+    realism_filter: int = Field(default=0, ge=0)  # redrafts of a flagged observation before the agent sees it
+    realism_judge: bool = False  # the filter asks a judge model (role "realism") besides its rules
     # A recorded run whose observations are reused where the prefix matches (toolemu.episode.replay). Not part of
     # the identity: reused observations are the ones this emulator would be keyed to give.
     replay: Path | None = None
@@ -88,6 +92,12 @@ class RunConfig(BaseModel):
             ident["gates"] = list(self.gates)
         if self.user:
             ident["user"] = {"max_user_turns": self.max_user_turns}
+            if self.user_reasks:
+                ident["user"]["reasks"] = self.user_reasks
+            if self.user_reviewer:
+                ident["user"]["reviewer"] = True
+        if self.realism_filter:
+            ident["realism_filter"] = {"redrafts": self.realism_filter, "judge": self.realism_judge}
         if self.reward_scorer is not None:
             ident["reward_scorer"] = self.reward_scorer
         if self.robust is not None:
@@ -109,4 +119,10 @@ class RunConfig(BaseModel):
             data["user"] = True
             if "max_user_turns" in user:
                 data["max_user_turns"] = user["max_user_turns"]
+            data["user_reasks"] = user.get("reasks", 0)
+            data["user_reviewer"] = user.get("reviewer", False)
+        realism = data.pop("realism_filter", None)
+        if isinstance(realism, dict):
+            data["realism_filter"] = realism.get("redrafts", 0)
+            data["realism_judge"] = realism.get("judge", False)
         return cls.model_validate(data)

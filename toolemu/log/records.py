@@ -138,6 +138,23 @@ class GateDecision(BaseModel):
     message: str = ""  # for people (and, on a deny, for the agent)
 
 
+class UserReview(BaseModel):
+    """The honesty review of one user reply (toolemu.user.honesty): facts it stated that the user was never given.
+
+    `unsupported` lists what the reply that stands still states without support (empty: it passed); `reasked`
+    counts the times the user was asked again, and `rejected` keeps each reply that was turned down, in order."""
+
+    unsupported: list[str] = Field(default_factory=list)
+    reasked: int = 0
+    rejected: list[str] = Field(default_factory=list)
+    reviewer: bool = False  # a reviewer model took part (besides the deterministic check)
+
+    @property
+    def flagged(self) -> bool:
+        """The first reply was flagged (it was asked again, or it stands marked)."""
+        return bool(self.unsupported or self.reasked)
+
+
 class UserReply(BaseModel):
     """What the simulated user answered to one AskUser question (the observation is written from it)."""
 
@@ -149,6 +166,18 @@ class UserReply(BaseModel):
     latency_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Absent where no review ran (records written before it, and people answering in a play mode).
+    review: UserReview | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+class RejectedDraft(BaseModel):
+    """An observation the realism filter turned down before the agent saw it (toolemu.episode.realism_filter)."""
+
+    observation: str
+    reasons: list[str] = Field(default_factory=list)  # "<kind>: <detail>", one per problem found
+    flagged_by: list[str] = Field(default_factory=list)  # "rules" (the deterministic checks), "judge"
+    state: list[StateChange] = Field(default_factory=list)  # the draft's state patch, never applied
+    emulator_thought: str = ""
 
 
 def _input_value(value: Any) -> Any:
@@ -223,6 +252,8 @@ class Step(BaseModel):
     # toolemu.episode.replay), set where the emulator answered; `replayed`: taken from a recorded run, not emulated.
     obs_key: str = ""
     replayed: bool = False
+    # Drafts of this observation the realism filter rejected (`--realism-filter N`), oldest first; absent when none.
+    rejected_drafts: list[RejectedDraft] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @property
     def input_text(self) -> str:
