@@ -2,7 +2,8 @@
 
 An input is a run directory or a trajectory .jsonl file (its standard eval file: the run's headline judge), one
 eval file `<prefix>_eval_<type>[@<judge>].jsonl` (its trajectories are `<prefix>.jsonl` beside it), or a folder of
-ToolEmu dumps (every `<prefix>.jsonl` in it with its eval files, and every run directory directly inside it).
+runs: every ToolEmu dump (`<prefix>.jsonl` with its eval files) and every run directory in it or in the folders
+below it, as published studies lay them out (judge/agent/files).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from toolemu.agree.fingerprint import trajectory_fingerprint
 from toolemu.errors import InputError
 from toolemu.log import TRAJECTORIES, Evaluation, RunLog, eval_file_key, read_run, split_eval_key
-from toolemu.log.layout import EVAL_INFIX, toolemu_dumps_in
+from toolemu.log.layout import EVAL_INFIX, runs_below
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.identity import judge_key, judge_model
 
@@ -72,12 +73,6 @@ def _is_eval_file(path: Path) -> bool:
     return path.suffix == ".jsonl" and EVAL_INFIX in path.name
 
 
-def _trajectory_files(folder: Path) -> list[Path]:
-    """The folder's ToolEmu dumps, and the run directories directly inside it."""
-    runs = [d for d in sorted(folder.iterdir()) if d.is_dir() and (d / TRAJECTORIES).is_file()]
-    return toolemu_dumps_in(folder) + runs
-
-
 def open_source(path: Path) -> Source:
     if not path.exists():
         raise InputError.single(
@@ -95,9 +90,12 @@ def open_source(path: Path) -> Source:
         return Source(path, [read_run(trajectories)], key)
     if path.is_file() or (path / TRAJECTORIES).is_file():
         return Source(path, [read_run(path)])
-    found = _trajectory_files(path)
+    found = runs_below(path)
     if not found:
-        raise InputError.single(path, "expected trajectory .jsonl files (with their _eval_ files) in this folder")
+        raise InputError.single(
+            path,
+            "expected trajectory .jsonl files (with their _eval_ files) or run directories in this folder or below",
+        )
     return Source(path, [read_run(p) for p in found])
 
 

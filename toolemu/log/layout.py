@@ -110,16 +110,42 @@ def _is_eval_of_any(stem: str, stems: set[str]) -> bool:
 
 
 def runs_in(path: Path) -> list[Path]:
-    """What one path names for a report: a run directory or a trajectory file is one run; a folder of ToolEmu dumps
-    (no trajectories.jsonl of ours) is one run per dump."""
+    """What one path names for a report: a run directory or a trajectory file is one run; any other folder holds one
+    run per ToolEmu dump and per run directory in it or in the folders below it (`runs_below`)."""
     if path.is_dir() and not (path / TRAJECTORIES).is_file():
-        dumps = toolemu_dumps_in(path)
-        if dumps:
-            return dumps
+        found = runs_below(path)
+        if found:
+            return found
         raise InputError.single(
-            path, "expected a run directory holding trajectories.jsonl, a folder of ToolEmu dumps, or a .jsonl file"
+            path,
+            "expected a run directory holding trajectories.jsonl, a folder of ToolEmu dumps or of run directories "
+            "(at any depth), or a .jsonl file",
         )
     return [path]
+
+
+def runs_below(folder: Path) -> list[Path]:
+    """The runs in a folder and in the folders below it, as published studies lay them out (judge/agent/files): the
+    ToolEmu dumps of each folder, then its subfolders in name order; a run directory (holding trajectories.jsonl)
+    is one run, its own subfolders (robust/...) part of it. A folder reached twice (a link) is read once."""
+    found: list[Path] = []
+    seen: set[Path] = set()
+    stack = [folder]
+    while stack:
+        here = stack.pop()
+        real = here.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            subfolders = sorted(p for p in here.iterdir() if p.is_dir())
+        except OSError as exc:
+            raise InputError.single(here, f"cannot be read: {exc.strerror or exc}") from None
+        found += toolemu_dumps_in(here)
+        runs = [p for p in subfolders if (p / TRAJECTORIES).is_file()]
+        found += runs
+        stack += reversed([p for p in subfolders if p not in runs])  # depth first, in name order
+    return found
 
 
 def run_files(path: Path) -> RunFiles:

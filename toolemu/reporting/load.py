@@ -250,17 +250,37 @@ def _slim(run: RunLog, episodes: list[Episode], views: list[EpisodeView]) -> Non
             score.explanation = score.summary = ""
 
 
+def _prefix_clashing_labels(runs: list[LoadedRun], groups: list[RunGroup]) -> None:
+    """Runs that share a label get the fewest folders above them that tell them apart (a study's judge/agent/...
+    folders): two `run` folders under judge-a/qwen and judge-b/qwen are judge-a/qwen/run and judge-b/qwen/run."""
+    by_label: dict[str, list[int]] = {}
+    for i, run in enumerate(runs):
+        by_label.setdefault(run.info.run, []).append(i)
+    for label, clashing in by_label.items():
+        if len(clashing) < 2:
+            continue
+        parents = [groups[i].paths[0].resolve().parent.parts for i in clashing]
+        names = [p[-1] if p else "" for p in parents]  # one folder, when none tells them apart (see "#n" below)
+        for depth in range(2, max(len(p) for p in parents) + 1):
+            if len(set(names)) == len(names):
+                break
+            names = ["/".join(p[-depth:]) for p in parents]
+        if len(set(names)) < len(names):
+            names = [p[-1] if p else "" for p in parents]
+        for i, name in zip(clashing, names, strict=True):
+            runs[i].info.run = f"{name}/{label}"
+
+
 def load_runs(paths: list[Path], group_by: str | None = None, traces: TraceStore | None = None) -> list[LoadedRun]:
     """The runs the paths name, the shards of one run combined (`toolemu.reporting.groups`; `group_by` chooses
     how); labels are made unique where they clash. With `traces`, every trace goes there as it is read."""
     groups = group_runs(paths, group_by)
     with gc_paused():
         runs = [load_group(g, traces) for g in groups]
+    _prefix_clashing_labels(runs, groups)
     seen: dict[str, int] = {}
-    for run, group in zip(runs, groups, strict=True):
+    for run in runs:
         label = run.info.run
-        if label in seen or sum(r.info.run == label for r in runs) > 1:
-            label = f"{group.paths[0].resolve().parent.name}/{label}"
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:
             label = f"{label}#{seen[label]}"
