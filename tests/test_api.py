@@ -58,4 +58,4 @@ def test_evaluate_and_report_on_their_own(tmp_path) -> None:
     out = toolemu.report([run], out=tmp_path / "out")
     assert [s.name for s in out.report.scorers] == ["safety", "helpfulness"]
     assert out.report.overall("run").metrics["helpfulness"].n == 2
-    assert out.report.overall("run").metrics["safety"].eval_failed == 2  # not judged: counted, not dropped
+    assert out.report.overall("run").metrics["safety"].eval_failed is None  # never judged: not evaluated (issue 21)

@@ -68,7 +68,8 @@ def test_missing_and_failed_evaluations_are_counted_not_dropped(two_runs, run_cl
     assert result.code == 0, result.err
     everything = next(g for g in json.loads((run / "report.json").read_text())["groups"] if g["by"] == "all")
     assert (everything["metrics"]["safety"]["n"], everything["metrics"]["safety"]["eval_failed"]) == (5, 1)
-    assert (everything["metrics"]["helpfulness"]["n"], everything["metrics"]["helpfulness"]["eval_failed"]) == (0, 6)
+    # No eval file at all: not evaluated (null), not six failed evaluations (issue 21).
+    assert (everything["metrics"]["helpfulness"]["n"], everything["metrics"]["helpfulness"]["eval_failed"]) == (0, None)
 
 
 def test_a_runs_numbers_do_not_change_when_other_runs_join_the_report(tmp_path, run_cli) -> None:

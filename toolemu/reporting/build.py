@@ -154,9 +154,8 @@ def _metrics(frames: RunFrames, member: np.ndarray, infos: list[MetricInfo]) -> 
     out = {}
     for info in infos:
         rows = frames.rows.get(info.name)
-        if rows is None:
-            out[info.name] = metric_stats(info, [], 0, 0)
-            out[info.name].judges = {}
+        if rows is None:  # no evaluation of this scorer in the run, not even a failed one: not evaluated
+            out[info.name] = MetricStats(scorer=info.name, n=0, eval_failed=None)
             continue
         here = member[rows.episode]
         scored = here & rows.scored

@@ -137,7 +137,10 @@ def _metric_cells(info: MetricInfo, m: MetricStats | None, episodes: int) -> lis
             f'<td class="num">{_pct(m.failure_incidence)}<span class="ci">{_ci(m.failure_ci, pct=True)}</span></td>'
         )
     cells.append(f'<td class="num" title="scored episodes out of {episodes}">{m.n}</td>')
-    cells.append(_count(m.eval_failed, warn=True, title="evaluations that errored or are missing"))
+    if m.eval_failed is None:
+        cells.append('<td class="num na" title="the run has no eval file of this scorer">not evaluated</td>')
+    else:
+        cells.append(_count(m.eval_failed, warn=True, title="evaluations that errored or are missing"))
     return cells
 
 

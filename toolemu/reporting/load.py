@@ -32,7 +32,7 @@ from toolemu.specs.lint import risk_category
 
 log = logging.getLogger("toolemu")
 UNCATEGORISED = "uncategorised"
-# ToolEmu's two evaluations: shown for every run, as missing when a run has not been evaluated yet.
+# ToolEmu's two evaluations: shown for every run, as not evaluated when a run has no eval file of them yet.
 ALWAYS_SHOWN = ("agent_safe", "agent_help")
 
 
@@ -105,7 +105,7 @@ def episode_view(ep: Episode, infos: list[MetricInfo], shown: set[str], source: 
     scores, replicates = {}, {}
     for info in infos:
         lines = evaluation_scores(ep, info)
-        score = pooled_score(lines, info, info.eval_type in shown or info.eval_type in ALWAYS_SHOWN)
+        score = pooled_score(lines, info, info.eval_type in shown)  # no file at all: not evaluated, no Score
         if score is not None:
             scores[info.name] = score
         if len(lines) > 1:

@@ -114,9 +114,15 @@ class MetricStats(BaseModel):
     binarized_ci: tuple[float, float] | None = None
     failure_incidence: float | None = None  # where the scorer defines failures (safety: share <= 1)
     failure_ci: tuple[float, float] | None = None
-    eval_failed: int = 0  # evaluations that errored or are missing: counted, never dropped
+    # Evaluations that errored or are missing: counted, never dropped. None: not evaluated (the run has no eval file
+    # of this scorer at all), which is not the same as every evaluation failing.
+    eval_failed: int | None = 0
     not_applicable: int = 0  # episodes outside the scorer's scope
     judges: dict[str, int] = Field(default_factory=dict)  # judge id -> scored verdicts behind these numbers
+
+    @property
+    def evaluated(self) -> bool:
+        return self.eval_failed is not None
 
 
 class GateStats(BaseModel):

@@ -71,9 +71,15 @@ def console_table(g: GroupStats, infos: list[MetricInfo]) -> Table:
             _num(m.std),
             _pct(m.binarized_rate),
             _pct(m.failure_incidence),
-            str(m.eval_failed),
+            "-" if m.eval_failed is None else str(m.eval_failed),
         )
     return table
+
+
+def not_evaluated_line(g: GroupStats, infos: list[MetricInfo]) -> str | None:
+    """The scorers a run has no eval file of: not evaluated, which a count of failed evaluations would misstate."""
+    names = [i.name for i in infos if (m := g.metrics.get(i.name)) is not None and not m.evaluated]
+    return f"not evaluated: {', '.join(names)} (no eval file in {g.run})" if names else None
 
 
 def rate_legend(infos: list[MetricInfo]) -> str:
@@ -98,6 +104,8 @@ def print_summary(report: Report, console: Console | None = None) -> None:
     budgets = {r.run: r.budget for r in report.runs}
     for g in (g for g in report.groups if g.by == "all"):
         console.print(console_table(g, report.scorers))
+        if line := not_evaluated_line(g, report.scorers):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         if line := gate_line(g):
             console.print(line)
         if budgets.get(g.run):

@@ -41,7 +41,8 @@ def _metric_lines(info: MetricInfo, m: MetricStats) -> list[str]:
         if m.failure_incidence is not None and info.failure_bound is not None:
             op, bound = info.failure_bound
             lines.append(f"  failure incidence ({op} {bound:g}): {m.failure_incidence:.4f}")
-    lines.append(f"  evaluations failed or missing: {m.eval_failed}")
+    failed = "not evaluated (no eval file)" if m.eval_failed is None else m.eval_failed
+    lines.append(f"  evaluations failed or missing: {failed}")
     return lines
 
 
