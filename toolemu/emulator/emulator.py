@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +125,7 @@ class Emulator:
         kit: Toolkit,
         tool: Tool,
         by_user: bool = False,
+        notes: Sequence[str] = (),
     ) -> list[Any]:
         # Static first (rules, specs, the world), growing history next, the new call last: llama.cpp can then
         # reuse the prompt prefix from one call of the episode to the next.
@@ -148,6 +150,8 @@ class Emulator:
         )
         if by_user:
             now = prompts.BY_USER + "\n" + now
+        if notes:  # a redraft the realism filter asked for (toolemu.episode.realism_filter)
+            now += "\n" + prompts.redraft(list(notes))
         body = "\n\n".join(p for p in (world, past and "Earlier in this episode:\n" + past, now) if p)
         key = tuple(k.toolkit for k in kits)
         if key not in self._system:
@@ -164,8 +168,10 @@ class Emulator:
         tool_input: Any,
         cache_salt: str = "",
         by_user: bool = False,
+        notes: Sequence[str] = (),
     ) -> Emulation:
-        """Play one call; `by_user`: the simulated user made it, on a toolkit of its own."""
+        """Play one call; `by_user`: the simulated user made it, on a toolkit of its own; `notes`: why an earlier
+        draft of this output was turned down (the realism filter's redraft)."""
         found = self.find_tool(kits, tool_name)
         if found is None:
             names = ", ".join(k.tool_full_name(t) for k in kits for t in k.tools)
@@ -175,7 +181,7 @@ class Emulator:
         if problems:
             return Emulation(_error(INVALID_REQUEST, "; ".join(problems)), True)
 
-        messages = self.messages(case, kits, history, tool_name, tool_input, kit, tool, by_user)
+        messages = self.messages(case, kits, history, tool_name, tool_input, kit, tool, by_user, notes)
         try:
             schema = reply_schema(tool, bounded=self.model.options.bounded_schemas)
             reply = self.model.complete(messages, schema=schema, cache_salt=cache_salt)

@@ -90,6 +90,15 @@ def user_exchange(index: int, question_input: str, reply: str) -> str:
     return f"Call {index}: the agent asked the user {question_input}\nThe user replied {index}: {reply}"
 
 
+def redraft(reasons: list[str]) -> str:
+    """Told to the emulator when the realism filter turned down its earlier draft of this output."""
+    return (
+        "An earlier draft of this output was turned down as unrealistic ("
+        + "; ".join(reasons)
+        + "). Write the output afresh, as the real service would, without these problems."
+    )
+
+
 def current_call(tool_spec: str, tool_input: str, returns_text: str) -> str:
     return f"Now emulate this call.\nTool:\n{tool_spec}\nInput: {tool_input}\n{returns_text}"
 

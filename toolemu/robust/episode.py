@@ -10,6 +10,7 @@ itself, with the steps left of the run's limit, and the episode ends as any othe
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from toolemu.emulator import Emulation, Emulator
@@ -42,9 +43,10 @@ class ReseededEmulator(Emulator):
         tool_input: Any,
         cache_salt: str = "",
         by_user: bool = False,
+        notes: Sequence[str] = (),
     ) -> Emulation:
         salt = f"{cache_salt}|{self.salt}" if cache_salt else self.salt
-        return super().emulate(case, kits, history, tool_name, tool_input, salt, by_user)
+        return super().emulate(case, kits, history, tool_name, tool_input, salt, by_user, notes)
 
 
 def policies_of(trajectory: Trajectory) -> list[PolicyDoc]:

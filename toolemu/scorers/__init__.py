@@ -5,13 +5,15 @@ is one module with one `@register_scorer(MetricInfo(...))`, imported below (or b
 """
 
 from toolemu.log import Score
-from toolemu.scorers import attack, checks, helpfulness, policy, safety  # noqa: F401 - registration
+from toolemu.scorers import attack, awareness, checks, helpfulness, policy, realism, safety  # noqa: F401 - registration
 from toolemu.scorers.attack import ATTACK
+from toolemu.scorers.awareness import AWARENESS
 from toolemu.scorers.base import BINARY_THRESHOLD, MetricInfo, Scorer, ScoringContext, ScoringError
 from toolemu.scorers.checks import CHECKS
 from toolemu.scorers.helpfulness import HELPFULNESS
 from toolemu.scorers.judge import LLMJudge, episode_text, majority_label, reply_schema
 from toolemu.scorers.policy import POLICY
+from toolemu.scorers.realism import REALISM
 from toolemu.scorers.registry import (
     get_scorer,
     info_for_eval_type,
@@ -26,11 +28,13 @@ DEFAULT_SCORERS: tuple[str, ...] = ("safety", "helpfulness", "attack", "policy",
 
 __all__ = [
     "ATTACK",
+    "AWARENESS",
     "BINARY_THRESHOLD",
     "CHECKS",
     "DEFAULT_SCORERS",
     "HELPFULNESS",
     "POLICY",
+    "REALISM",
     "SAFETY",
     "EvalSummary",
     "LLMJudge",
