@@ -19,7 +19,7 @@ from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
 from toolemu.llm.repair import context_tokens, repair_turns
 from toolemu.llm.retry import call_with_retries, is_access_denied, is_transient
-from toolemu.llm.secrets import register_secret_env
+from toolemu.llm.secrets import register_secret_env, strip_credentials
 from toolemu.llm.stops import ModelAccessDenied, StopRun
 from toolemu.llm.structured import (
     ModelRefusal,
@@ -315,6 +315,8 @@ class RoleModel:
         status = getattr(exc, "status_code", None)
         where = f"HTTP {status}, " if status else ""
         key = f"; check the key in {self.options.key_env}" if self.options.key_env else ""
+        if self.options.base_url and strip_credentials(self.options.base_url) != self.options.base_url:
+            key = "; check the credentials in --base-url"  # those are what the server saw
         return (
             f"{self.options.model} ({self.role}) refused the request ({where}{type(exc).__name__}: "
             f"{str(exc)[:300]}){key}"

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from toolemu.llm.registry import get_provider, provider_names, unknown_model_message
+from toolemu.llm.secrets import register_url_secrets, strip_credentials
 
 StructuredMode = Literal["auto", "json_schema", "json_object", "tool", "prompt"]
 CacheMode = Literal["rw", "ro", "off"]
@@ -33,6 +34,7 @@ ROLES = ("agent", "emulator", "evaluator", "generator", "monitor", "user")
 def _http_url(url: str | None) -> str | None:
     if url is None:
         return None
+    register_url_secrets(url)  # a key in its userinfo or query is scrubbed from all we write, even if it is refused
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
@@ -159,9 +161,12 @@ class ModelOptions(BaseModel):
         return self.api_key_env or get_provider(self.provider).key_env
 
     def describe(self) -> dict[str, object]:
-        """Everything that identifies the model and decides its replies; never a secret. Cache keys and the
-        emulator's configuration id hash it: its form stays as it is."""
+        """Everything that identifies the model and decides its replies; never a secret (the server's URL without
+        the credentials it may carry). Cache keys and the emulator's configuration id hash it: its form stays as it
+        is, and a URL without credentials is kept as given."""
         described = self.model_dump(exclude={"api_key_env", "timeout", "max_attempts", "vllm"})
+        if self.base_url is not None:
+            described["base_url"] = strip_credentials(self.base_url)
         if self.provider == "vllm" and self.base_url is None:
             described["vllm"] = self.vllm.describe()  # a server we start: its settings shape the replies
         return described
@@ -184,6 +189,15 @@ class ModelDescription(BaseModel):
     base_url: str | None = None
     structured: str | None = None
     vllm: VLLMOptions | None = None  # a `vllm serve` the run started: its settings shape the replies
+
+    @field_validator("base_url")
+    @classmethod
+    def _without_credentials(cls, url: str | None) -> str | None:
+        """A record an older version wrote with a key in its URL is read (and written again) without it."""
+        if url is None:
+            return None
+        register_url_secrets(url)
+        return strip_credentials(url)
 
     @model_serializer(mode="wrap")
     def _as_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from toolemu.llm.options import (
 )
 from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
-from toolemu.llm.secrets import load_dotenv_file
+from toolemu.llm.secrets import load_dotenv_file, strip_credentials
 from toolemu.llm.usage import Budget, UsageTracker
 
 log = logging.getLogger("toolemu")
@@ -76,9 +76,14 @@ class LLMSettings(BaseModel):
             except ValidationError:  # a provider this process does not know: the default instead
                 pass
             else:
-                return opts.model_copy(
-                    update={"api_key_env": self.api_key_env, "timeout": self.timeout, "max_attempts": self.max_attempts}
-                )
+                connection = {
+                    "api_key_env": self.api_key_env,
+                    "timeout": self.timeout,
+                    "max_attempts": self.max_attempts,
+                }
+                if self.base_url and strip_credentials(self.base_url) == opts.base_url:
+                    connection["base_url"] = self.base_url  # the record keeps the URL without the key it needs
+                return opts.model_copy(update=connection)
         return ModelOptions(
             model=self.role_models.get(role) or self.model or default_model_string(),
             temperature=self.role_temperatures.get(role, self.temperature),
