@@ -15,7 +15,7 @@ import typer
 from toolemu.cli import outcome
 from toolemu.cli.command import new_app
 from toolemu.errors import InputError, Terminated, sigterm_raises, sigterm_received
-from toolemu.llm.secrets import RedactingFilter, redact
+from toolemu.llm.secrets import RedactingFilter, redact, scrubbed_console
 
 # Every command, in the order `toolemu --help` lists them: its function (or sub-app) as "module:attribute". A
 # command's module is imported, and its options built, only when the command is asked for.
@@ -92,6 +92,11 @@ _NO_ARGS_IS_HELP = getattr(_CLICK, "NoArgsIsHelpError", ())  # click >= 8.2; not
 
 
 def main() -> None:
+    with scrubbed_console():  # every line a command prints, a model's reply or a server's error too, is scrubbed
+        _main()
+
+
+def _main() -> None:
     setup_logging()
     sigterm_raises()  # SLURM's time limit stops a command as Ctrl-C does: what finished is kept, exit 143
     try:
@@ -123,8 +128,10 @@ def main() -> None:
         sys.exit(outcome.INTERRUPTED)
     except Exception as exc:
         code = failure_code(exc)
-        if code is None:
-            raise
+        if code is None:  # unforeseen: one line, no traceback (it may quote a server's reply, a key included)
+            logging.getLogger("toolemu").debug("unexpected error", exc_info=True)  # scrubbed; shown with -v
+            typer.echo(redact(f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:600]}"), err=True)
+            sys.exit(outcome.FAILED)
         typer.echo(redact(f"error: {exc}"), err=True)
         sys.exit(code)
     # A command's own value on success; an int is the code of a typer.Exit it raised (typer turns an interrupt it
