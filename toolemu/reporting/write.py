@@ -21,9 +21,10 @@ from toolemu.reporting.build import build_report
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.load import load_runs
 from toolemu.reporting.model import Report
+from toolemu.reporting.quitting import quitting_files
 from toolemu.reporting.tables import summary_csv
 from toolemu.reporting.traces import TraceStore, store_views
-from toolemu.reporting.unified import unified_report_name, unified_report_text
+from toolemu.reporting.unified import UNIFIED_SUFFIX, unified_report_name, unified_report_text
 
 REPORT_HTML = "report.html"
 
@@ -92,6 +93,8 @@ def write_report(
             name = "_" + name
         unified[run.run] = out / name
     texts |= {path: unified_report_text(report, run) for run, path in unified.items()}
+    stems = {run: path.name.removesuffix(UNIFIED_SUFFIX) for run, path in unified.items()}
+    texts |= quitting_files(runs, out, stems)  # QuittingAgents' quit stats and costs, for runs of ours
     for path, text in texts.items():
         # Loading scrubbed every record text already; this also covers names (runs, cases, toolkits).
         path.write_text(redact(text), encoding="utf-8")
