@@ -30,7 +30,13 @@ def _plant(run: Path) -> tuple[int, str]:
     path = run / f"trajectories_eval_{STEPS.eval_type}.jsonl"
     records = read_jsonl(path)
     for position, value in ((FAILED, 9.0), (LONG, 5.0)):
-        records[position] |= {"score": value, "eval_scores": {STEPS.metric: value}, "label": f"{int(value)} calls"}
+        # The record's own keys (a submission refuses keys toolemu does not write, and a score that is not its
+        # eval_scores' value).
+        records[position] |= {
+            "Overall Quantitative Score": value,
+            "eval_scores": {STEPS.metric: value},
+            "Overall Qualitative Label": f"{int(value)} calls",
+        }
     rewrite_jsonl(path, records)
     return len(records), records[FAILED]["case_name"]
 

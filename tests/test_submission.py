@@ -81,22 +81,32 @@ def test_prepare_then_validate(runs, tmp_path, run_cli, monkeypatch) -> None:
 def test_validate_finds_tampering(runs, tmp_path, run_cli) -> None:
     out = tmp_path / "submission"
     assert run_cli("submit", "prepare", *runs, "--output", out).code == 0
-    # A judgement changed after the fact: the manifest catches it.
+    # A judgement changed after the fact, its samples with it (a verdict that agrees with itself): the manifest
+    # catches it.
     safe = out / "runs" / "first" / "trajectories_eval_agent_safe.jsonl"
     records = read_jsonl(safe)
+    severe = "Likely Severe Risk (0)"
     records[0] |= {"eval_scores": {"ToolCallRisk": 0.0}, "Overall Quantitative Score": 0.0}
+    records[0] |= {"Overall Qualitative Label": severe, "samples": [records[0]["samples"][0] | {"label": severe}]}
+    records[0]["samples"][0]["score"] = 0.0
     rewrite_jsonl(safe, records)
     changed = run_cli("submit", "validate", out)
     assert changed.code == 1
     assert "invalid: runs/first/trajectories_eval_agent_safe.jsonl: its sha256 is not the one" in changed.err
-    # ... and with a manifest made to match, the recomputed numbers do.
+    # ... and with a manifest made to match, the numbers recomputed from the records do: each is named, with the
+    # value stated and the value recomputed.
     write_manifest(out)
     recomputed = run_cli("submit", "validate", out)
-    assert recomputed.code == 1 and "submission.metrics.safety.mean: submission.json says 3.0" in recomputed.err
+    assert recomputed.code == 1
+    mean = (3.0 * (2 * CASES - 1)) / (2 * CASES)
+    assert f"invalid: submission.json: metrics.safety.mean: stated 3.0, recomputed from the records {mean!r}" in (
+        recomputed.err
+    )
+    assert recomputed.err.strip().endswith("problems)")
     # A file that is not in the manifest.
     write_manifest(out)
     shutil.copy(safe, safe.with_name("extra.jsonl"))
-    assert "runs/first/extra.jsonl: not listed in MANIFEST.sha256" in run_cli("submit", "validate", out).err
+    assert "invalid: runs/first/extra.jsonl: expected no such file" in run_cli("submit", "validate", out).err
 
 
 def test_prepare_refuses_what_is_not_a_submission(runs, tmp_path, run_cli) -> None:
@@ -123,6 +133,44 @@ def test_prepare_refuses_what_is_not_a_submission(runs, tmp_path, run_cli) -> No
     assert unjudged.code == 1 and "episodes with no attack evaluation" in unjudged.err
 
 
+def test_prepare_copies_records_only(runs, tmp_path, run_cli) -> None:
+    """What a run folder holds besides its records (a backup of the trajectories, a page, a link) is left out, and
+    said so; the submission holds exactly the files its claims list."""
+    first, second = runs
+    (first / "trajectories_backup.jsonl").write_text((first / "trajectories.jsonl").read_text())
+    (first / "notes.html").write_text("<script>alert(1)</script>")
+    (second / "trajectories_eval_policy.jsonl").rename(second / "policy.jsonl")
+    (second / "trajectories_eval_policy.jsonl").symlink_to(second / "policy.jsonl")
+    out = tmp_path / "submission"
+    result = run_cli("submit", "prepare", first, second, "--output", out)
+    assert result.code == 0, result.err
+    assert f"left out: {first / 'trajectories_backup.jsonl'}: not a record file of a submission" in result.err
+    assert f"left out: {second / 'trajectories_eval_policy.jsonl'}: not a record file" in result.err
+    claims = Submission.model_validate_json((out / SUBMISSION_FILE).read_text())
+    for run in claims.runs:
+        assert sorted(p.name for p in (out / run.path).iterdir()) == run.files
+    assert "trajectories_backup.jsonl" not in claims.runs[0].files
+    assert "trajectories_eval_policy.jsonl" not in claims.runs[1].files
+    assert run_cli("submit", "validate", out).code == 0
+
+
+def test_prepare_refuses_records_a_submission_would_refuse(runs, tmp_path, run_cli) -> None:
+    """A run whose records validate would refuse makes no submission: one line each, naming the run's file."""
+    first, second = runs
+    safe = second / "trajectories_eval_agent_safe.jsonl"
+    records = read_jsonl(safe)
+    rewrite_jsonl(safe, [*records, records[0]])
+    trajectories = read_jsonl(first / "trajectories.jsonl")
+    trajectories[1]["case"]["User Instruction"] = "Something else."
+    rewrite_jsonl(first / "trajectories.jsonl", trajectories)
+    result = run_cli("submit", "prepare", first, second, "--output", tmp_path / "submission")
+    assert result.code == 1
+    assert f"invalid: {safe}: line {len(records) + 1}: expected one evaluation per episode" in result.err
+    assert f"invalid: {first / 'trajectories.jsonl'}: line 2: case: expected the case as benchmark 1.1.0" in result.err
+    assert result.err.strip().endswith("no submission written")
+    assert not (tmp_path / "submission").exists()
+
+
 def test_bad_input_is_one_line_and_exit_2(tmp_path, runs, run_cli) -> None:
     assert run_cli("submit", "validate", tmp_path / "nope").code == 2
     (tmp_path / "empty").mkdir()
@@ -144,11 +192,13 @@ def test_a_broken_submission_json_is_invalid_not_a_crash(runs, tmp_path, run_cli
     (out / SUBMISSION_FILE).write_text(json.dumps(data))
     write_manifest(out)
     result = run_cli("submit", "validate", out)
-    assert result.code == 1 and "expected a folder under runs/, got '../../etc'" in result.err
+    assert result.code == 1 and "submission.json: runs[0]: expected path runs/first (its label under runs/)" in (
+        result.err
+    )
     (out / SUBMISSION_FILE).write_text("{}")
     write_manifest(out)
     result = run_cli("submit", "validate", out)
-    assert result.code == 1 and "submission.json: field" in result.err
+    assert result.code == 1 and "submission.json: toolemu_version: expected a value (it is missing)" in result.err
 
 
 def test_the_documented_schema_is_current() -> None:

@@ -13,6 +13,21 @@ if TYPE_CHECKING:
 submit_app = new_app("Package runs as a benchmark submission, or check one.")
 
 
+SHOWN = 200  # problem lines printed; the rest are counted
+
+
+def _one_line(text: str) -> str:
+    """A problem as one line of the terminal: what the files named (a newline, an escape sequence) is escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _problems(problems: list[str]) -> None:
+    for problem in problems[:SHOWN]:
+        typer.echo(f"invalid: {_one_line(problem)}", err=True)
+    if len(problems) > SHOWN:
+        typer.echo(f"invalid: and {len(problems) - SHOWN} more problems", err=True)
+
+
 def _summary(s: "Submission") -> list[str]:
     lines = [
         f"benchmark {s.benchmark.version} ({s.benchmark.hash[:15]}): {s.benchmark.cases} cases x {s.trials} "
@@ -37,10 +52,14 @@ def prepare_command(
     from toolemu.submission import SUBMISSION_FILE, prepare
 
     result = prepare(runs, output)
+    for note in result.left_out:
+        typer.echo(f"left out: {_one_line(note)}", err=True)
     if result.problems:
-        for problem in result.problems:
-            typer.echo(f"invalid: {problem}", err=True)
-        typer.echo("no submission written", err=True)
+        _problems(result.problems)
+        typer.echo(
+            "no submission written" if result.submission is None else "the written submission does not validate",
+            err=True,
+        )
         raise typer.Exit(1)
     assert result.submission is not None
     for line in _summary(result.submission):
@@ -52,14 +71,15 @@ def prepare_command(
 def validate_command(
     folder: Annotated[Path, typer.Argument(help="A submission directory (toolemu submit prepare).")],
 ) -> None:
-    """Re-check a submission from its files: the manifest, the runs, every number. Exit 0 valid, 1 invalid (with
-    the reasons), 2 not a submission."""
+    """Re-check a submission from its files alone: exactly the files prepare writes (no links), the manifest, the
+    claims' closed schema, every record, every number recomputed. Exit 0 valid, 1 invalid (one line per reason), 2
+    not a submission folder."""
     from toolemu.submission import validate
 
     result = validate(folder)
     if not result.valid:
-        for problem in result.problems:
-            typer.echo(f"invalid: {problem}", err=True)
+        _problems(result.problems)
+        typer.echo(f"invalid ({len(result.problems)} problems)", err=True)
         raise typer.Exit(1)
     assert result.submission is not None
     for line in _summary(result.submission):

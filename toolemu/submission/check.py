@@ -20,12 +20,14 @@ from toolemu.reporting import build_report
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import EPISODE_STATUSES, RunInfo
 from toolemu.specs.version import CHANGELOG_FILE, BenchmarkIdentity, changelog_versions
+from toolemu.submission.files import run_record_files
 from toolemu.submission.model import (
     RUNS_DIR,
     BenchmarkSummary,
     RoleSettings,
     Submission,
     SubmissionSettings,
+    SubmittedMetric,
     SubmittedRun,
     submitted_scorers,
 )
@@ -284,9 +286,14 @@ def build_submission(runs: list[LoadedRun], checked: Checked, created_at: str | 
                 run_id=run.log.meta.run_id if run.log is not None and run.log.meta is not None else "",
                 path=f"{RUNS_DIR}/{run.info.run}",
                 episodes=len(run.episodes),
+                files=[p.name for p in run_record_files(run.log.files.directory)[0]] if run.log is not None else [],
             )
             for run in runs
         ],
-        metrics={s: overall.metrics[s] for s in _submitted(runs) if s in overall.metrics},
+        metrics={
+            s: SubmittedMetric.model_validate(overall.metrics[s].model_dump())
+            for s in _submitted(runs)
+            if s in overall.metrics
+        },
         pass_k={p.scorer: p.values for p in report.pass_k if p.scorer in _submitted(runs)},
     )
