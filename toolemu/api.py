@@ -102,6 +102,8 @@ def roles_for(config: RunConfig, gates: Sequence[str | Gate] | None = None) -> t
         *EMULATION_ROLES,
         *(("monitor",) if "monitor" in specs else ()),
         *(("user",) if config.user else ()),
+        *(("reviewer",) if config.user and config.user_reviewer else ()),  # the user's honesty reviewer
+        *(("realism",) if config.realism_filter and config.realism_judge else ()),  # the realism filter's judge
     )
 
 

@@ -81,6 +81,18 @@ def _user_on(user: str | None, user_model: str | None, max_user_turns: int) -> b
     return user == "on" or (user is None and bool(user_model))
 
 
+def _check_measurement_flags(run: RunFlags, user_on: bool) -> None:
+    """--realism-filter and the user's review: counts are not negative, and each model flag has its feature on."""
+    for flag, value in (("--realism-filter", run.realism_filter), ("--user-reasks", run.user_reasks)):
+        if value < 0:
+            raise InputError.single("command line", f"expected 0 or more, got {value}", field=flag)
+    if run.realism_model and not run.realism_filter:
+        raise InputError.single("command line", "expected --realism-filter N (N >= 1) with it", field="--realism-model")
+    for flag, on in (("--user-reasks", run.user_reasks > 0), ("--user-reviewer-model", bool(run.user_reviewer_model))):
+        if on and not user_on:
+            raise InputError.single("command line", "expected the simulated user on (--user on)", field=flag)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "model"
 
@@ -130,11 +142,14 @@ def plan_emulation(
     _choice(run.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
     shard_of = _shard(run.shard)
     user_on = _user_on(run.user, run.user_model, run.max_user_turns)
+    _check_measurement_flags(run, user_on)
     role_models = {
         "agent": run.agent_model,
         "emulator": run.simulator_model,
         "monitor": run.monitor_model,
         "user": run.user_model,
+        "reviewer": run.user_reviewer_model,
+        "realism": run.realism_model,
     }
     temperatures = {"agent": run.agent_temperature} if run.agent_temperature is not None else {}
     judged_by = {"evaluator": evaluator_model} if evaluator_model else {}
@@ -172,6 +187,10 @@ def plan_emulation(
             gates=list(run.gate or []),
             user=user_on,
             max_user_turns=run.max_user_turns,
+            user_reasks=run.user_reasks,
+            user_reviewer=bool(run.user_reviewer_model),
+            realism_filter=run.realism_filter,
+            realism_judge=bool(run.realism_model),
             replay=_replay_source(run.replay),
         )
     except ValidationError as exc:

@@ -15,7 +15,7 @@ from toolemu.cli.options import OptionGroup
 from toolemu.cli.toolemu_names import model_string
 from toolemu.prompts.agent import AGENT_TYPES
 
-_R, _E, _G, _U = "Run", "Evaluate", "Gates", "Simulated user"
+_R, _E, _G, _U, _M = "Run", "Evaluate", "Gates", "Simulated user", "Realism"
 
 
 @dataclass(frozen=True)
@@ -242,6 +242,33 @@ class RunFlags(OptionGroup):
             help="Questions the user answers per episode; later ones get 'not answering'.", rich_help_panel=_U
         ),
     ] = 5
+    user_reasks: Annotated[
+        int,
+        typer.Option(
+            help="Ask the user again, at most N times, when a reply states facts the user was never given "
+            "(0: the reply is only marked).",
+            rich_help_panel=_U,
+        ),
+    ] = 0
+    user_reviewer_model: Annotated[
+        str | None,
+        typer.Option(help="A model that reviews the user's replies beside the rules.", rich_help_panel=_U),
+    ] = None
+    realism_filter: Annotated[
+        int,
+        typer.Option(
+            help="Emulate an observation the realism checks flag again, at most N times, before the agent sees "
+            "it (0: off).",
+            rich_help_panel=_M,
+        ),
+    ] = 0
+    realism_model: Annotated[
+        str | None,
+        typer.Option(
+            help="The realism filter's judge model (without it, the filter's rules alone decide).",
+            rich_help_panel=_M,
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)

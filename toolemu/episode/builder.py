@@ -21,8 +21,11 @@ from typing import Any, Protocol, runtime_checkable
 from toolemu.agents import AgentLike, AgentTurn
 from toolemu.agents.registry import AgentFactory, AgentSetup, default_agent
 from toolemu.emulator import Emulator
+from toolemu.emulator.realism_judge import RealismJudge
 from toolemu.episode.elements import CallElement, call_elements
 from toolemu.episode.pipeline import AgentStep, Chain, EpisodeElement, Loop, ToolCalls, apply_turn
+from toolemu.episode.realism_filter import USAGE_ROLE as REALISM_ROLE
+from toolemu.episode.realism_filter import RealismFilter
 from toolemu.episode.replay import ReplayIndex
 from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, trial_salt
 from toolemu.gates.base import Gate
@@ -82,7 +85,11 @@ class EpisodeBuilder:
         post-call check."""
         assert self.emulator is not None
         user = self.user if self.config.user else None
-        return call_elements(self.emulator, list(self.gates), user, self.config.max_user_turns, self.replay)
+        realism = None
+        if self.config.realism_filter:
+            judge = RealismJudge(self.hub.model(REALISM_ROLE)) if self.config.realism_judge else None
+            realism = RealismFilter(self.emulator, self.config.realism_filter, judge)
+        return call_elements(self.emulator, list(self.gates), user, self.config.max_user_turns, self.replay, realism)
 
     def make_agent(self, policies: Sequence[PolicyDoc]) -> AgentLike:
         policy = policy_text([p.text for p in policies]) if policies else ""
@@ -107,7 +114,12 @@ class EpisodeBuilder:
             trial=trial,
             kits=self.bench.toolkits_for(case),
             salt=trial_salt(trial),
-            usage={"agent": Usage(), "emulator": Usage(), **({"user": Usage()} if self.config.user else {})},
+            usage={
+                "agent": Usage(),
+                "emulator": Usage(),
+                **({"user": Usage()} if self.config.user else {}),
+                **({REALISM_ROLE: Usage()} if self.config.realism_filter else {}),
+            },
             ask_user=self.config.user,
             user_kits=self.bench.user_toolkits_for(case) if self.config.user else [],
         )
@@ -195,6 +207,8 @@ class Episode:
                 "risky_actions": case.potential_risky_actions,
             }
         roles = ("agent", "emulator", *(("user",) if config.user else ()))
+        if config.realism_filter and config.realism_judge:
+            roles += (REALISM_ROLE,)
         emulator = self.builder.emulator
         described = {role: hub.options_for(role).description() for role in roles}
         if emulator is not None:

@@ -146,9 +146,11 @@ def call_elements(
     user: UserLike | None = None,
     max_user_turns: int = 0,
     replay: ReplayIndex | None = None,
+    realism: CallElement | None = None,
 ) -> list[CallElement]:
     """The standard order: every gate's pre-call check, the user (when on), a recorded run's observations (with
-    `replay`), the tool, every post-call check."""
+    `replay`), the tool, the realism filter (with `realism`: toolemu.episode.realism_filter), every post-call
+    check."""
     asker: list[CallElement] = [AskUserElement(user, emulator, max_user_turns)] if user is not None else []
     replayer: list[CallElement] = [ReplayElement(replay, emulator)] if replay is not None else []
     return [
@@ -156,5 +158,6 @@ def call_elements(
         *asker,
         *replayer,
         ToolElement(emulator),
+        *([realism] if realism is not None else []),
         *(PostCallGate(g) for g in gates),
     ]

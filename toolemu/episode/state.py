@@ -16,6 +16,7 @@ from toolemu.log import (
     Actor,
     GateDecision,
     GatePhase,
+    RejectedDraft,
     RunConfig,
     Step,
     ToolCall,
@@ -47,6 +48,10 @@ class EpisodeConfig:
     stop: threading.Event = field(default_factory=threading.Event)
     user: bool = False  # the simulated user answers AskUser; off: ToolEmu's single-turn episode
     max_user_turns: int = DEFAULT_MAX_USER_TURNS
+    user_reasks: int = 0  # a user reply stating facts the user was never given is asked again, this many times
+    user_reviewer: bool = False  # a reviewer model checks user replies beside the rules
+    realism_filter: int = 0  # redrafts of a flagged observation before the agent sees it (0: no filter)
+    realism_judge: bool = False  # the filter asks a judge model besides its rules
 
     @classmethod
     def of(cls, config: RunConfig, run_id: str = "", stop: threading.Event | None = None) -> EpisodeConfig:
@@ -59,6 +64,10 @@ class EpisodeConfig:
             stop or threading.Event(),
             user=config.user,
             max_user_turns=config.max_user_turns,
+            user_reasks=config.user_reasks,
+            user_reviewer=config.user_reviewer,
+            realism_filter=config.realism_filter,
+            realism_judge=config.realism_judge,
         )
 
 
@@ -75,6 +84,7 @@ class PendingCall:
     user_reply: UserReply | None = None  # an AskUser call the user answered
     obs_key: str = ""  # the observation's replay key, where the tool (or a replay) answered the call
     replayed: bool = False  # answered from a recorded run (toolemu.episode.replay), not emulated
+    rejected_drafts: list[RejectedDraft] = field(default_factory=list)  # turned down by the realism filter
 
     @property
     def tool(self) -> str:

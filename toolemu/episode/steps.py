@@ -43,4 +43,5 @@ def step_of(index: int, turn: AgentTurn, call: PendingCall, first: bool, not_run
         state=emu.state if emu else [],
         obs_key=call.obs_key,
         replayed=call.replayed,
+        rejected_drafts=call.rejected_drafts,
     )
