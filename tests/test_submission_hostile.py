@@ -454,6 +454,10 @@ HOSTILE: dict[str, tuple[Callable[[Path], None], list[str]]] = {
     "fifo": (fifo("runs/a/pipe"), ["runs/a/pipe: expected a regular file, got a FIFO"]),
     "name-with-space": (rename_run("b c"), ["runs/b c: expected a name of letters, digits"]),
     "name-with-accent": (rename_run("bé"), ["runs/bé: expected a name of letters, digits"]),
+    "newline-in-name": (
+        add_file("runs/a/x\ninvalid: nothing wrong here", b"{}\n"),
+        ["runs/a/'x\\ninvalid: nothing wrong here': expected a name of letters, digits"],
+    ),
     "manifest-dot-segment": (
         manifest_lines(lambda lines: [lines[0].replace("  runs/a/", "  runs/./a/"), *lines[1:]]),
         ["MANIFEST.sha256: line 1: expected '<sha256>  <path>' of a file of the submission, got"],
