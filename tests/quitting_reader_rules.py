@@ -113,9 +113,21 @@ def aggregate_costs(files: list[Path]) -> Record:
             else:
                 for field in ("input_tokens", "output_tokens"):
                     out["token_usage"][key][field] += entry.get(field, 0)
-    for entry in out["model_costs"].values():  # what the breakdown line reads of each
-        _ = entry["input_tokens"] + entry["output_tokens"], entry["total_cost"]
     return out
+
+
+def breakdown_lines(aggregated: Record) -> list[str]:
+    """scripts/helper/read_eval_results.py: the printed summary, the total and each component to four decimals,
+    then a line per model_costs key from its input_tokens, output_tokens and total_cost (a missing one raises)."""
+    lines = [f"Total Cost: ${aggregated['total_cost']:.4f}"]
+    lines += [f"{name.title()} Cost: ${cost:.4f}" for name, cost in aggregated["component_costs"].items()]
+    for key, entry in aggregated["model_costs"].items():
+        total = entry["input_tokens"] + entry["output_tokens"]
+        lines.append(
+            f"  {key}: total_tokens={total}, input_tokens={entry['input_tokens']}, "
+            f"output_tokens={entry['output_tokens']}, cost=${entry['total_cost']:.4f}"
+        )
+    return lines
 
 
 def model_cost(input_tokens: int, output_tokens: int, input_per_1k: float, output_per_1k: float) -> float:

@@ -342,6 +342,9 @@ def test_report_writes_a_costs_file_their_reader_sums(tmp_path: Path, run_cli) -
         mine = [e["total_cost"] for k, e in read["model_costs"].items() if k.startswith(component + "_")]
         assert read["component_costs"][component] == pytest.approx(sum(mine))
     assert read["total_cost"] == pytest.approx(sum(read["component_costs"].values())) and read["total_cost"] > 0
+    shown = qa.breakdown_lines(read)
+    assert shown[0] == f"Total Cost: ${read['total_cost']:.4f}" and "Agent Cost: $" in shown[1]
+    assert any(line.startswith("  agent_gpt-4o-mini: total_tokens=3603, input_tokens=3003") for line in shown)
 
 
 def test_a_toolemu_dumps_own_cost_and_quit_files_are_left_alone(tmp_path: Path, run_cli) -> None:
