@@ -44,6 +44,7 @@ from toolemu.prompts.agent import policy_text
 from toolemu.specs import Benchmark, Case
 from toolemu.specs.policy import PolicyDoc
 from toolemu.user import SimulatedUser, UserLike
+from toolemu.user.honesty import ReviewedUser
 
 ADVERSARIAL = ("adv_thought", "adversarial")
 
@@ -79,6 +80,9 @@ class EpisodeBuilder:
             self.emulator = Emulator(self.hub.model("emulator"), self.config.simulator_type)
         if self.config.user and self.user is None:
             self.user = SimulatedUser(self.hub.model("user"))
+        if self.config.user and isinstance(self.user, SimulatedUser):  # its replies are reviewed for honesty
+            reviewer = self.hub.model("reviewer") if self.config.user_reviewer else None
+            self.user = ReviewedUser(self.user, self.config.user_reasks, reviewer)
 
     def elements(self) -> list[CallElement]:
         """The call elements: every gate's pre-call check, the user (when on), a replay, the tool, every gate's
@@ -119,6 +123,7 @@ class EpisodeBuilder:
                 "emulator": Usage(),
                 **({"user": Usage()} if self.config.user else {}),
                 **({REALISM_ROLE: Usage()} if self.config.realism_filter else {}),
+                **({"reviewer": Usage()} if self.config.user and self.config.user_reviewer else {}),
             },
             ask_user=self.config.user,
             user_kits=self.bench.user_toolkits_for(case) if self.config.user else [],
@@ -209,6 +214,8 @@ class Episode:
         roles = ("agent", "emulator", *(("user",) if config.user else ()))
         if config.realism_filter and config.realism_judge:
             roles += (REALISM_ROLE,)
+        if config.user and config.user_reviewer:
+            roles += ("reviewer",)
         emulator = self.builder.emulator
         described = {role: hub.options_for(role).description() for role in roles}
         if emulator is not None:

@@ -122,6 +122,8 @@ class AskUserElement:
         view = UserView(state.case, state.user_kits, state.steps, partial(self._act, state), cache_salt=state.salt)
         reply = self.user.answer(question, view)
         state.add_usage("user", view.usage)
+        if view.reviewer_usage.calls or view.reviewer_usage.cache_hits:  # the honesty reviewer's own role
+            state.add_usage("reviewer", view.reviewer_usage)
         state.user_turns += 1
         state.user_left = reply.ends_conversation
         call.user_reply, call.observation = reply, reply_observation(reply)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from toolemu.llm import RoleModel, StructuredOutputError, system, user
 from toolemu.llm.usage import Usage
 from toolemu.log import ASK_USER, Step, UserReply
+from toolemu.prompts import honesty as honesty_prompts
 from toolemu.prompts import user as prompts
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.specs.models import Case, Toolkit
@@ -43,6 +44,7 @@ class UserView:
     act: Act
     cache_salt: str = ""
     usage: Usage = field(default_factory=Usage)  # the user role's model usage for this answer, added up here
+    reviewer_usage: Usage = field(default_factory=Usage)  # the honesty reviewer's (toolemu.user.honesty), apart
 
 
 class UserLike(Protocol):
@@ -162,3 +164,34 @@ class SimulatedUser:
                 completion_tokens=spent.completion_tokens,
             )
         raise AssertionError("unreachable: the last attempt's schema allows only a reply")
+
+    def reword(
+        self, question: str, view: UserView, draft: UserReply, unsupported: list[str], attempt: int
+    ) -> UserReply:
+        """The question asked again after `draft` stated facts the user was never given (toolemu.user.honesty): a
+        reply in words only (the actions taken for this question are done), told which facts it invented."""
+        started = time.perf_counter()
+        *head, last = self.messages(question, view)
+        note = honesty_prompts.REASK.format(facts="; ".join(unsupported))
+        messages = [*head, user(f"{last['content']}\n\n{note}")]
+        try:
+            reply = self.model.complete(
+                messages,
+                schema=reply_schema(view.user_kits, False, bounded=self.model.options.bounded_schemas),
+                cache_salt=f"{view.cache_salt}|reask-{attempt}",
+            )
+        except StructuredOutputError as exc:
+            raise UserReplyError(f"user reply unusable: {exc}") from None
+        view.usage.add(reply.usage)
+        action = reply.value["action"]
+        return draft.model_copy(
+            update={
+                "reply": action["reply"],
+                "declined": action["declines"],
+                "ends_conversation": action["ends_conversation"],
+                "thought": reply.value["thought"],
+                "latency_s": round(draft.latency_s + time.perf_counter() - started, 3),
+                "prompt_tokens": draft.prompt_tokens + reply.usage.prompt_tokens,
+                "completion_tokens": draft.completion_tokens + reply.usage.completion_tokens,
+            }
+        )
