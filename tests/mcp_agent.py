@@ -14,8 +14,9 @@ import os
 import sys
 from typing import Any
 
+import httpx
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 
 SAMPLES: dict[str, Any] = {"string": "x", "integer": 1, "number": 1.0, "boolean": False, "array": [], "object": {}}
 
@@ -27,14 +28,18 @@ def arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
 
 async def main(flags: set[str]) -> int:
     url, token = os.environ["TOOLEMU_MCP_URL"], os.environ["TOOLEMU_MCP_TOKEN"]
-    headers = {"Authorization": f"Bearer {token}"}
-    async with streamablehttp_client(url, headers=headers) as (read, write, _), ClientSession(read, write) as session:
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx.Timeout(30, read=300))
+    async with (
+        http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         prompt = await session.get_prompt("instruction")
         instruction = prompt.messages[0].content.text  # type: ignore[union-attr]
-        if "--check-env" in flags and (instruction != os.environ.get("TOOLEMU_INSTRUCTION") or not os.environ.get(
-            "TOOLEMU_CASE"
-        )):
+        if "--check-env" in flags and (
+            instruction != os.environ.get("TOOLEMU_INSTRUCTION") or not os.environ.get("TOOLEMU_CASE")
+        ):
             print("the environment does not match the prompt", file=sys.stderr)
             return 4
         tools = [t for t in (await session.list_tools()).tools if t.name != "final_answer"]

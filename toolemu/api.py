@@ -32,6 +32,7 @@ from toolemu.reporting.accuracy import read_accuracy
 from toolemu.runner import RunSummary, record_budget, run_cases
 from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, Scorer, ScoringContext, evaluate_trajectories, get_scorer
 from toolemu.scorers.panel import PanelJudge, with_panel
+from toolemu.scorers.rejudge import rejudge_trajectories
 from toolemu.specs import benchmark_identity, load_benchmark, load_cases
 
 __all__ = [
@@ -152,13 +153,23 @@ def evaluate(
     hub: ModelHub | None = None,
     show_progress: bool = True,
     judges: Sequence[str] = (),
+    rejudge: int = 0,
+    rejudge_sample: int | None = None,
 ) -> EvalSummary:
     """Score every trajectory of a run (ours or a ToolEmu dump) with the scorers (names or objects); resumable.
 
     `judges` (model strings) makes a panel: the first judge writes the standard eval files, each other judge its
-    own `_eval_<type>@<judge>.jsonl` (see `toolemu.scorers.panel`); deterministic scorers run once."""
+    own `_eval_<type>@<judge>.jsonl` (see `toolemu.scorers.panel`); deterministic scorers run once.
+    `rejudge` K: then judge `rejudge_sample` episodes (default: every one that did not error) K more times with the
+    first judge, into `_eval_<type>#rejudge.jsonl` (the headline numbers never pool them; see
+    `toolemu.scorers.rejudge`), for the report's flip rates."""
     if samples < 1:
         raise InputError.single("command line", f"expected at least 1, got {samples}", field="--num-eval-samples")
+    if rejudge < 0:
+        raise InputError.single("command line", f"expected 0 or more, got {rejudge}", field="--rejudge")
+    if rejudge_sample is not None and (rejudge_sample < 1 or not rejudge):
+        problem = f"expected at least 1, got {rejudge_sample}" if rejudge_sample < 1 else "expected with --rejudge K"
+        raise InputError.single("command line", problem, field="--rejudge-sample")
     chosen = resolve_scorers(scorers)
     files = run_files(run)
     kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
@@ -173,9 +184,13 @@ def evaluate(
         _check_role(hub, judge)
         ctx = ScoringContext(hub=hub, toolkits=kits, samples=samples, evaluator_role=judge.role)
         summary.add(evaluate_trajectories(files.trajectories, mine, ctx, batch_size, show_progress, judge.slug))
+    if rejudge and not summary.stop_kind:  # the first judge's verdicts, judged again
+        ctx = ScoringContext(hub=hub, toolkits=kits, samples=samples, evaluator_role=panel[0].role)
+        args = (files.trajectories, chosen, ctx, rejudge, rejudge_sample, batch_size, show_progress)
+        summary.rejudged = rejudge_trajectories(*args)
     if hub is not None:
-        stopped = summary.stop_reason if summary.stop_kind == "budget" else None
-        summary.budget = BudgetUse.of(hub.tracker, "evaluate", stopped)
+        stops = [s.stop_reason for s in (summary, summary.rejudged) if s is not None and s.stop_kind == "budget"]
+        summary.budget = BudgetUse.of(hub.tracker, "evaluate", stops[0] if stops else None)
         if files.run_file is not None:
             with run_lock(files.trajectories):
                 record_budget(files.run_file, summary.budget)

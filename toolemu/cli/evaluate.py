@@ -7,8 +7,8 @@ import typer
 
 from toolemu.cli import outcome
 from toolemu.cli.options import ModelFlags, takes
-from toolemu.cli.run import apply_common_flags, evaluation_stage, settings_for
-from toolemu.cli.run_options import BatchFlags, EvalFlags, first_evaluator, panel_models
+from toolemu.cli.run import apply_common_flags, evaluation_stage, rejudge_stages, settings_for
+from toolemu.cli.run_options import BatchFlags, EvalFlags, first_evaluator, judge_temperatures, panel_models
 from toolemu.errors import InputError
 
 _E = "Evaluate"
@@ -68,6 +68,25 @@ def evaluate(
             rich_help_panel=_E,
         ),
     ] = None,
+    rejudge: Annotated[
+        int,
+        typer.Option(
+            "--rejudge",
+            metavar="K",
+            help="Then judge episodes K more times with the same judge (into _eval_<type>#rejudge.jsonl; the "
+            "headline is unchanged): the report gives each scorer's flip rate.",
+            rich_help_panel=_E,
+        ),
+    ] = 0,
+    rejudge_sample: Annotated[
+        int | None,
+        typer.Option(
+            "--rejudge-sample",
+            metavar="N",
+            help="Judge N episodes again, chosen by a hash of their key (default: every one that did not error).",
+            rich_help_panel=_E,
+        ),
+    ] = None,
 ) -> object:
     """Score every trajectory of a run for safety (ToolCallRisk), helpfulness and attack success; resumable."""
     from toolemu import api
@@ -77,7 +96,12 @@ def evaluate(
     run = _dump(dump, input_path)
     scorers = chosen_scorers(evaluation.scorer, eval_type)
     evaluator = evaluation.evaluator_model
-    settings = settings_for(ModelFlags.of(ctx), batch.dry_run, {"evaluator": first_evaluator(evaluator)})
+    settings = settings_for(
+        ModelFlags.of(ctx),
+        batch.dry_run,
+        {"evaluator": first_evaluator(evaluator)},
+        role_temperatures=judge_temperatures(evaluation),
+    )
     summary = api.evaluate(
         run,
         settings=settings,
@@ -87,6 +111,8 @@ def evaluate(
         toolkits=batch.toolkits_path,
         show_progress=not batch.no_progress,
         judges=panel_models(evaluator, batch.dry_run),
+        rejudge=rejudge,
+        rejudge_sample=rejudge_sample,
     )
     for line in summary.lines():
         typer.echo(line)
@@ -94,5 +120,5 @@ def evaluate(
         typer.echo(summary.budget.line())
     if summary.unreadable:  # judged what it could; the lines that are not records are bad input
         raise InputError.from_lines(summary.unreadable)
-    outcome.finish([evaluation_stage(summary)], batch.fail_on_budget)
+    outcome.finish([evaluation_stage(summary), *rejudge_stages(summary)], batch.fail_on_budget)
     return summary

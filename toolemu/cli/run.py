@@ -11,7 +11,14 @@ import typer
 
 from toolemu.cli import outcome
 from toolemu.cli.options import ModelFlags, flag_error, takes
-from toolemu.cli.run_options import BatchFlags, EvalFlags, RunFlags, first_evaluator, panel_models
+from toolemu.cli.run_options import (
+    BatchFlags,
+    EvalFlags,
+    RunFlags,
+    first_evaluator,
+    judge_temperatures,
+    panel_models,
+)
 from toolemu.cli.toolemu_names import model_string
 from toolemu.errors import InputError
 from toolemu.paths import DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
@@ -122,7 +129,11 @@ def _case_names(value: str | None) -> list[str] | None:
 
 
 def plan_emulation(
-    run: RunFlags, batch: BatchFlags, model: ModelFlags, evaluator_model: str | None = None
+    run: RunFlags,
+    batch: BatchFlags,
+    model: ModelFlags,
+    evaluator_model: str | None = None,
+    evaluator_temperatures: dict[str, float] | None = None,
 ) -> tuple["LLMSettings", "RunConfig", Path, bool]:
     """Check the emulation flags and work out settings, config and run directory (the smoke set when nothing
     is named and no key is set). Every value is checked here, before any work starts."""
@@ -152,6 +163,7 @@ def plan_emulation(
         "realism": run.realism_model,
     }
     temperatures = {"agent": run.agent_temperature} if run.agent_temperature is not None else {}
+    temperatures |= evaluator_temperatures or {}
     judged_by = {"evaluator": evaluator_model} if evaluator_model else {}
     settings = settings_for(model, batch.dry_run, role_models | judged_by, role_temperatures=temperatures)
     names = _case_names(run.case_names)
@@ -227,6 +239,12 @@ def evaluation_stage(summary: "EvalSummary") -> outcome.Stage:
     return outcome.Stage("judgements", summary.stop_kind, summary.stop_reason, summary.not_run, summary.failed)
 
 
+def rejudge_stages(summary: "EvalSummary") -> list[outcome.Stage]:
+    """The re-judgements (evaluate --rejudge), as a stage of their own: what they left undone, what failed."""
+    r = summary.rejudged
+    return [] if r is None else [outcome.Stage("re-judgements", r.stop_kind, r.stop_reason, r.not_run, r.failed)]
+
+
 def agent_of(run: RunFlags) -> object:
     """--agent as given, or the external agent of --agent-cmd X (--agent mcp-cmd:X) with its --agent-timeout."""
     spec = run.agent
@@ -300,7 +318,11 @@ def run(
     flags, batch, evaluation = RunFlags.of(ctx), BatchFlags.of(ctx), EvalFlags.of(ctx)
     scorers = _check_scorers(evaluation)
     settings, config, dump_dir, _ = plan_emulation(
-        flags, batch, ModelFlags.of(ctx), evaluator_model=first_evaluator(evaluation.evaluator_model)
+        flags,
+        batch,
+        ModelFlags.of(ctx),
+        evaluator_model=first_evaluator(evaluation.evaluator_model),
+        evaluator_temperatures=judge_temperatures(evaluation),
     )
     judges = panel_models(evaluation.evaluator_model, batch.dry_run)
     panel_settings, panel = with_panel(settings, judges)
@@ -328,7 +350,7 @@ def run(
         print_summary(result.report.report)
         typer.echo(f"report: {result.report.files['html']}  (open it, or: toolemu view {result.emulation.dump_dir})")
     if result.usage is not None and result.evaluation is not None:  # the judges' calls too
-        typer.echo("whole command, " + usage_line(result.usage.total()))
+        typer.echo("whole command, " + usage_line(result.usage.total(), result.usage.unpriced_models()))
         for line in result.usage.role_lines():
             typer.echo(line)
     if result.budget is not None and result.report is None:  # the report's summary prints it otherwise

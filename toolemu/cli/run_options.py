@@ -298,6 +298,21 @@ class EvalFlags(OptionGroup):
             rich_help_panel=_E,
         ),
     ] = None
+    evaluator_temperature: Annotated[
+        float | None,
+        typer.Option(
+            "--evaluator-temperature",
+            help="The judges' temperature (default 0; --temperature is the other roles'). Judges also get a "
+            "fixed seed where the provider takes one (--seed, else 0).",
+            rich_help_panel=_E,
+        ),
+    ] = None
+
+
+def judge_temperatures(evaluation: EvalFlags) -> dict[str, float]:
+    """--evaluator-temperature as the evaluator role's temperature (a panel's judges take it too)."""
+    t = evaluation.evaluator_temperature
+    return {} if t is None else {"evaluator": t}
 
 
 def panel_models(evaluator_model: str | None, dry_run: bool) -> list[str]:

@@ -230,7 +230,7 @@ class RoleModel:
             int(meta.get("input_tokens", 0)),
             int(meta.get("output_tokens", 0)),
         )
-        self.tracker.record(self.role, usage)
+        self.tracker.record(self.role, usage, model=self.options.model)  # an unpriced call is named by its model
         log.debug(
             "%s call: %d prompt + %d completion tokens in %.1fs",
             self.role,

@@ -30,6 +30,17 @@ REPLY_GROWTH = 2
 
 ROLES = ("agent", "emulator", "evaluator", "generator", "monitor", "user")
 
+# Judges: the evaluator role, and a panel's other judges (evaluator@<slug>). They sample at temperature 0 unless
+# their own temperature is given (--evaluator-temperature; --temperature is the other roles'), and with a fixed
+# seed where the provider takes one, so that judging again gives the same verdict wherever the backend allows.
+JUDGE_ROLE = "evaluator"
+JUDGE_TEMPERATURE = 0.0
+JUDGE_SEED = 0
+
+
+def is_judge_role(role: str) -> bool:
+    return role == JUDGE_ROLE or role.startswith(JUDGE_ROLE + "@")
+
 
 def _http_url(url: str | None) -> str | None:
     if url is None:

@@ -110,8 +110,19 @@ def _reasoning_chat_openai(mod: Any) -> Any:
     return ReasoningChatOpenAI
 
 
+def _fixed_temperature(options: ModelOptions, model: str, base_url: str | None) -> bool:
+    return options.provider == "openai" and base_url is None and bool(_DEFAULT_TEMPERATURE_ONLY.match(model))
+
+
+def sent_sampling(options: ModelOptions) -> tuple[float | None, int | None]:
+    """The temperature and seed a role's backend is actually sent: None for a temperature the model fixes itself
+    (OpenAI's o-series) and for a seed the provider does not take. What a judge's record keeps of its sampling."""
+    temperature = None if _fixed_temperature(options, options.model_name, options.base_url) else options.temperature
+    return temperature, options.seed if get_provider(options.provider).takes_seed else None
+
+
 def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | None, key: str) -> BaseChatModel:
-    fixed_temperature = base_url is None and bool(_DEFAULT_TEMPERATURE_ONLY.match(model))
+    fixed_temperature = _fixed_temperature(options, model, base_url)
     return _reasoning_chat_openai(mod)(
         model=model,
         temperature=None if fixed_temperature else options.temperature,
@@ -132,6 +143,7 @@ register_provider(
         needs_model_name=False,
         free=True,
         auto_agent_format="tools",  # a JSON reply that names the tool: llama.cpp's function calling is broken
+        takes_seed=True,
         structured_auto="grammar",
         needs_bounded_schemas=True,  # a 135M model under a grammar runs on until its caps stop it
         default_max_tokens=512,  # enough for its capped replies; a cut-off one is asked again with more room
@@ -144,6 +156,7 @@ register_provider(
         "openai:<model>",
         key_env="OPENAI_API_KEY",
         paid=True,
+        takes_seed=True,
         native_tools=True,
         structured_auto="json_schema",
     )
@@ -165,6 +178,7 @@ register_provider(
         _vllm,
         "vllm:<hf-id-or-path>[+<lora>]",
         free=True,
+        takes_seed=True,
         structured_auto="json_schema",
         enforces_any_schema=True,  # guided decoding
     )

@@ -39,6 +39,7 @@ class Provider:
     needs_bounded_schemas: bool = False
     default_max_tokens: int = 4096  # the reply limit when --max-tokens is not given
     cacheable: bool = True  # replies go through the response cache
+    takes_seed: bool = False  # the backend honours a sampling seed (judges get one by default: JUDGE_SEED)
     listed: bool = True  # named in help and errors (test-only providers are not)
 
 

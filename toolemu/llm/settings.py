@@ -13,6 +13,9 @@ from toolemu.llm.cache import DEFAULT_CACHE_PATH, ResponseCache
 from toolemu.llm.local import SMOKE_NOTICE
 from toolemu.llm.model import ChatFactory, ModelHub
 from toolemu.llm.options import (
+    JUDGE_ROLE,
+    JUDGE_SEED,
+    JUDGE_TEMPERATURE,
     BaseUrl,
     CacheMode,
     KeyVariable,
@@ -24,6 +27,7 @@ from toolemu.llm.options import (
     Temperature,
     VLLMOptions,
     default_model_string,
+    is_judge_role,
     provider_of,
 )
 from toolemu.llm.providers import build_chat_model
@@ -84,11 +88,17 @@ class LLMSettings(BaseModel):
                 if self.base_url and strip_credentials(self.base_url) == opts.base_url:
                     connection["base_url"] = self.base_url  # the record keeps the URL without the key it needs
                 return opts.model_copy(update=connection)
+        model = self.role_models.get(role) or self.model or default_model_string()
+        temperature, seed = self.role_temperatures.get(role, self.temperature), self.seed
+        if is_judge_role(role):  # judges: temperature 0 and a fixed seed unless told otherwise
+            temperature = self.role_temperatures.get(role, self.role_temperatures.get(JUDGE_ROLE, JUDGE_TEMPERATURE))
+            if seed is None and get_provider(provider_of(model)).takes_seed:
+                seed = JUDGE_SEED
         return ModelOptions(
-            model=self.role_models.get(role) or self.model or default_model_string(),
-            temperature=self.role_temperatures.get(role, self.temperature),
+            model=model,
+            temperature=temperature,
             max_tokens=self.max_tokens,
-            seed=self.seed,
+            seed=seed,
             base_url=self.base_url,
             api_key_env=self.api_key_env,
             timeout=self.timeout,

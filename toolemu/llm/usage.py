@@ -5,40 +5,30 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, computed_field
+from pydantic import BaseModel, Field, computed_field
 
+from toolemu.llm.prices import price_table
 from toolemu.llm.stops import BudgetExceeded
 
-# USD per million tokens (input, output), from the providers' public price pages.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "gpt-4-turbo": (10.00, 30.00),
-    "gpt-4": (30.00, 60.00),
-    "gpt-3.5-turbo": (0.50, 1.50),
-    "o3-mini": (1.10, 4.40),
-    "claude-3-5-haiku-latest": (0.80, 4.00),
-    "claude-3-5-sonnet-latest": (3.00, 15.00),
-    "claude-3-7-sonnet-latest": (3.00, 15.00),
-    "claude-sonnet-4-0": (3.00, 15.00),
-    "claude-opus-4-0": (15.00, 75.00),
-}
+
+def __getattr__(name: str) -> object:
+    """PRICES_PER_MTOK: USD per million tokens (input, output) by model name, from the price table (prices.toml),
+    for readers that want the bare numbers; read when first asked for. Costs are computed by `price_for`, which
+    also knows free providers and dated snapshots."""
+    if name == "PRICES_PER_MTOK":
+        return {model: (p.input, p.output) for p in price_table().prices for model in p.names}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def price_for(provider: str, model: str) -> tuple[float, float] | None:
-    """None means unknown: the call is counted, its cost is not."""
+    """USD per million (input, output) tokens; (0, 0) for a free provider; None means unpriced: the call is counted
+    and named, its cost is not."""
     from toolemu.llm.registry import get_provider
 
     if get_provider(provider).free:  # own hardware, or no model at all: no price per token
         return (0.0, 0.0)
-    if model in PRICES_PER_MTOK:
-        return PRICES_PER_MTOK[model]
-    # Dated snapshots share their family's price: gpt-4o-mini-2024-07-18 -> gpt-4o-mini.
-    family = max((k for k in PRICES_PER_MTOK if model.startswith(k + "-")), key=len, default=None)
-    return PRICES_PER_MTOK[family] if family else None
+    price = price_table().lookup(provider, model)
+    return (price.input, price.output) if price is not None else None
 
 
 class Usage(BaseModel):
@@ -88,11 +78,22 @@ _COUNTS = (
 )
 
 
-def usage_line(u: Usage) -> str:
+def usage_line(u: Usage, unpriced: dict[str, int] | None = None) -> str:
+    """The use of a command in one line; the dollars say when some calls had no price (and whose)."""
+    cost = f"${u.cost_usd:.4f}"
+    if u.unpriced_calls:
+        cost += f" + {u.unpriced_calls} unpriced calls" + unpriced_note(unpriced or {})
     return (
         f"usage: {u.calls} model calls, {u.cache_hits} cache hits, {u.prompt_tokens} prompt + "
-        f"{u.completion_tokens} completion tokens, ${u.cost_usd:.4f}"
+        f"{u.completion_tokens} completion tokens, {cost}"
     )
+
+
+def unpriced_note(models: dict[str, int]) -> str:
+    """(openai:foo: 3 calls, ...): the models the price table lacks, named."""
+    if not models:
+        return ""
+    return " (" + ", ".join(f"{m}: {n} calls" for m, n in sorted(models.items())) + ")"
 
 
 def role_lines(by_role: dict[str, Usage]) -> list[str]:
@@ -140,6 +141,7 @@ class UsageTracker:
 
     budget: Budget = field(default_factory=Budget)
     by_role: dict[str, Usage] = field(default_factory=dict)
+    unpriced: dict[str, int] = field(default_factory=dict)  # model -> calls the price table has no price for
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _in_flight: int = field(default=0, repr=False)  # reserved calls not yet recorded
 
@@ -169,10 +171,19 @@ class UsageTracker:
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
 
-    def record(self, role: str, usage: Usage) -> None:
+    def record(self, role: str, usage: Usage, model: str = "") -> None:
+        """A call's (or a cache hit's) use; `model` names an unpriced call's model for the summary."""
         with self._lock:
             self._in_flight = max(0, self._in_flight - usage.calls)
             self.by_role.setdefault(role, Usage()).add(usage)
+            if usage.unpriced_calls:
+                name = model or f"(a model of role {role})"
+                self.unpriced[name] = self.unpriced.get(name, 0) + usage.unpriced_calls
+
+    def unpriced_models(self) -> dict[str, int]:
+        """Calls whose model the price table lacks, by model: never counted as $0 silently."""
+        with self._lock:
+            return dict(sorted(self.unpriced.items()))
 
     def roles(self) -> dict[str, Usage]:
         """A copy of the totals by role, as they are now."""
@@ -202,6 +213,9 @@ class BudgetUse(BaseModel):
     unpriced_calls: int = 0
     cache_hits: int = 0
     stopped: str | None = None  # the limit that stopped the command, as its message says it
+    # Written since the price table became a file: its version, and the unpriced calls by model (absent before).
+    price_table: str | None = None
+    unpriced_models: dict[str, int] = Field(default_factory=dict)
 
     @classmethod
     def of(cls, tracker: UsageTracker, command: str = "", stopped: str | None = None) -> BudgetUse:
@@ -217,6 +231,8 @@ class BudgetUse(BaseModel):
             unpriced_calls=spent.unpriced_calls,
             cache_hits=spent.cache_hits,
             stopped=stopped or None,
+            price_table=price_table().version,
+            unpriced_models=tracker.unpriced_models(),
         )
 
     def line(self) -> str:
@@ -232,6 +248,6 @@ class BudgetUse(BaseModel):
             part("cost", self.cost_usd, self.max_cost, "${:.4f}"),
         ]
         if self.unpriced_calls:
-            parts.append(f"{self.unpriced_calls} calls unpriced")
+            parts.append(f"{self.unpriced_calls} calls unpriced" + unpriced_note(self.unpriced_models))
         end = f"stopped: {self.stopped}" if self.stopped else "not stopped"
         return f"BUDGET: {', '.join(parts)} — {end}"

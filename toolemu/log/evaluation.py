@@ -77,6 +77,15 @@ def _none_if_empty(value: Any) -> Any:
     return None if value == {} else value
 
 
+class JudgeSampling(BaseModel):
+    """How an LLM judge drew its verdicts: the temperature and seed its provider was sent (None: the provider's own
+    default temperature, or a provider that takes no seed) and the samples it drew per trajectory."""
+
+    temperature: float | None = None
+    seed: int | None = None
+    samples: int = 1
+
+
 class Sample(BaseModel):
     thought: str
     label: str
@@ -143,6 +152,11 @@ class Evaluation(BaseModel):
     cost_usd: float = 0.0
     started_at: str = ""
     finished_at: str = ""
+    # An LLM judge's sampling (absent for a deterministic scorer, and in records written before it was kept).
+    sampling: JudgeSampling | None = Field(default=None, exclude_if=lambda v: v is None)
+    # 0: the headline judgement; k >= 1: the k-th re-judgement (`toolemu evaluate --rejudge`), kept in its own
+    # `_eval_<type>#rejudge.jsonl` so that the headline numbers never pool it. Absent when 0.
+    rejudge: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
 
     _empty_is_none = field_validator("evaluator", "judge", mode="before")(_none_if_empty)
 

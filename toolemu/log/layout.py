@@ -5,6 +5,7 @@
     <run>/trajectories.errors.jsonl         failed attempts a resume re-ran, kept
     <run>/trajectories_eval_<type>.jsonl    one Evaluation per trajectory and scorer (ToolEmu's naming)
     <run>/trajectories_eval_<type>@<judge>.jsonl    the same, by a panel's second, third... judge
+    <run>/trajectories_eval_<type>#rejudge.jsonl    re-judgements of a sample (evaluate --rejudge K): apart
 
 A ToolEmu dump is `<prefix>.jsonl` with `<prefix>_eval_<type>.jsonl` beside it; a folder may hold several. A judge
 panel's first judge writes the standard file (so ToolEmu's readers find one judge's verdicts where they expect
@@ -25,6 +26,7 @@ RETRIED_ERRORS = "trajectories.errors.jsonl"  # failed attempts that a resume re
 RUN_FILE = "run.json"
 EVAL_INFIX = "_eval_"
 JUDGE_MARK = "@"  # <type>@<judge>: a panel judge's eval file
+REJUDGE_MARK = "#rejudge"  # <type>#rejudge: re-judgements (toolemu evaluate --rejudge), never pooled into <type>
 
 
 @dataclass(frozen=True)
@@ -57,19 +59,20 @@ class RunFiles:
     def eval_file(self, eval_type: str) -> Path:
         return eval_path(self.trajectories, eval_type)
 
-    def eval_files(self) -> dict[str, Path]:
-        """Every `<stem>_eval_<type>.jsonl` beside the trajectories, by type (error files left out)."""
+    def eval_files(self, rejudged: bool = False) -> dict[str, Path]:
+        """Every `<stem>_eval_<type>.jsonl` beside the trajectories, by type (error files left out); with
+        `rejudged`, the re-judgement files instead (`<type>#rejudge`), which the headline never reads."""
         # A listing, not a glob: a stem may hold glob characters, and a folder of many dumps is listed cheaply.
-        return eval_files_among(self.trajectories, os.listdir(self.directory))
+        return eval_files_among(self.trajectories, os.listdir(self.directory), rejudged)
 
 
-def eval_files_among(trajectories: Path, names: list[str]) -> dict[str, Path]:
+def eval_files_among(trajectories: Path, names: list[str], rejudged: bool = False) -> dict[str, Path]:
     """`RunFiles.eval_files` from a listing of the trajectories' folder (one listing serves many dumps)."""
     prefix = trajectories.stem + EVAL_INFIX
     found = {}
     for name in sorted(n for n in names if n.startswith(prefix) and n.endswith(".jsonl")):
         eval_type = name[len(prefix) : -len(".jsonl")]
-        if eval_type and not eval_type.endswith(".errors"):
+        if eval_type and not eval_type.endswith(".errors") and eval_type.endswith(REJUDGE_MARK) == rejudged:
             found[eval_type] = trajectories.parent / name
     return found
 

@@ -194,7 +194,6 @@ def serve(
                 where = f"{http[0]}:{http[1]}"
                 raise InputError.single("command line", f"cannot listen on {where}: {exc}", field="--http") from None
             token = token or new_token()
-            register_secret_value(token)
         anyio.run(_main, EpisodeServer(source), source, result, sock, token, announce)
         result.episodes = list(source.recorded)
         if source.stopped is not None and not result.stop_kind:
@@ -226,7 +225,12 @@ async def _main(
         else:
             assert token is not None
             url = url_of(sock)
-            ready = (lambda: announce(url, token)) if announce is not None else None
+
+            def ready() -> None:
+                if announce is not None:
+                    announce(url, token)
+                register_secret_value(token)  # shown once, where the person asked for it; scrubbed from all else
+
             await serve_http(server, sock, token, stop, ready)
         watchers.cancel_scope.cancel()
 

@@ -53,7 +53,15 @@ class _ClosedStreamNoise(logging.Filter):
         return not isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError)
 
 
+class _OurValidation(logging.Filter):
+    """The SDK warns of a call to a tool it did not list: the episode validates every call (and says so)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Tool '%s' not listed")
+
+
 logging.getLogger("mcp.server.streamable_http").addFilter(_ClosedStreamNoise())
+logging.getLogger("mcp.server.lowlevel.server").addFilter(_OurValidation())
 
 
 class EpisodeSource(Protocol):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from toolemu.log import read_jsonl
-from toolemu.log.layout import EVAL_INFIX
+from toolemu.log.layout import EVAL_INFIX, REJUDGE_MARK
 from toolemu.log.toolemu_format import score_number
 from toolemu.scorers import info_for_eval_type
 
@@ -39,7 +39,7 @@ def eval_types_beside(prefix: str) -> list[str]:
     found = sorted(
         p.name[len(head) : -len(".jsonl")]
         for p in base.parent.glob(f"{base.name}{EVAL_INFIX}*.jsonl")
-        if not p.name.endswith(".errors.jsonl")
+        if not p.name.endswith(".errors.jsonl") and REJUDGE_MARK not in p.name  # re-judgements are not the headline
     )
     return list(dict.fromkeys([*TOOLEMU_EVAL_TYPES, *found]))
 

@@ -118,6 +118,7 @@ class ScoringContext:
     toolkits: dict[str, Toolkit] = field(default_factory=dict)
     samples: int = 1
     evaluator_role: str = "evaluator"  # the role an LLM judge asks for: a panel gives each judge its own
+    rejudge: int = 0  # k >= 1: the k-th re-judgement (evaluate --rejudge): its calls bypass the earlier replies' cache
     drawn: list[Sample] = field(default_factory=list)
     sample_errors: list[EpisodeError] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)

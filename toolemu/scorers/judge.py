@@ -89,6 +89,13 @@ def has_user_turns(trajectory: Trajectory) -> bool:
     return any(step.answered_by_user or step.by_user for step in trajectory.steps)
 
 
+def sample_salt(sample: int, rejudge: int = 0) -> str:
+    """The cache salt of one judge call: the headline's first sample has none (as before), each other sample its
+    own; a re-judgement is asked afresh, never answered from the cache of an earlier judgement."""
+    salt = f"sample-{sample}" if sample else ""
+    return f"rejudge-{rejudge}" + (f"-{salt}" if salt else "") if rejudge else salt
+
+
 def majority_label(samples: list[Sample], info: MetricInfo) -> str:
     """The most frequent label; a tie goes to the cautious reading (lower score when higher is better)."""
     counts = Counter(s.label for s in samples)
@@ -170,7 +177,7 @@ class LLMJudge:
         details: list[dict[str, Any]] = []
         for i in range(ctx.samples):
             try:
-                reply = model.complete(messages, schema=schema, cache_salt=f"sample-{i}" if i else "")
+                reply = model.complete(messages, schema=schema, cache_salt=sample_salt(i, ctx.rejudge))
             except StopRun:  # a budget or a refused key: the judgement is not made at all
                 raise
             except Exception as exc:  # a parse failure after repairs, or a model error after retries: recorded

@@ -7,18 +7,23 @@ import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolemu.llm import StopRun
+from toolemu.llm.options import ModelOptions
+from toolemu.llm.stops import StopRun
 from toolemu.llm.usage import BudgetUse
 from toolemu.log import EpisodeError, Evaluation, JudgeIdentity, Trajectory, eval_file_key, now, run_files
 from toolemu.log.batched import BatchedJsonlWriter
+from toolemu.log.evaluation import JudgeSampling
 from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_evaluation, read_trajectories
 from toolemu.log.resume import resume_records
 from toolemu.pool import Recorded, run_pool
 from toolemu.scorers.base import Scorer, ScoringContext, ScoringError
 from toolemu.scorers.identity import identity_of
+
+if TYPE_CHECKING:
+    from toolemu.scorers.rejudge import RejudgeSummary
 
 log = logging.getLogger("toolemu")
 
@@ -47,6 +52,7 @@ class EvalSummary:
     set_aside: int = 0  # unreadable evaluation lines (a torn last line included) moved to the errors files
     unreadable: list[str] = field(default_factory=list)  # trajectory lines that are not records: not judged
     budget: BudgetUse | None = None  # what the command spent (set by toolemu.api.evaluate)
+    rejudged: RejudgeSummary | None = None  # re-judgements (evaluate --rejudge K), apart from the judgements above
 
     def add(self, other: EvalSummary) -> None:
         """Fold a panel judge's summary into this one."""
@@ -79,6 +85,8 @@ class EvalSummary:
             out.append(f"not judged ({self.stop_reason}): {self.not_run}; run the same command again to resume")
         if self.unreadable:
             out.append(f"not judged: {len(self.unreadable)} lines of the trajectory file are not trajectory records")
+        if self.rejudged is not None:
+            out += self.rejudged.lines()
         return out
 
 
@@ -104,6 +112,15 @@ def prepare_eval_file(path: Path, eval_type: str, current: set[Key], judge_id: s
     return set(resumed.kept), sum(not mine(ev) for ev in resumed.aside), resumed.set_aside
 
 
+def judge_sampling(options: ModelOptions, samples: int) -> JudgeSampling:
+    """What an LLM judge's record keeps of how it sampled: the temperature and seed its backend is sent, and the
+    verdicts it draws per trajectory."""
+    from toolemu.llm.providers import sent_sampling  # the model layer loads where a judge runs, not for a report
+
+    temperature, seed = sent_sampling(options)
+    return JudgeSampling(temperature=temperature, seed=seed, samples=samples)
+
+
 def score_trajectory(
     scorer: Scorer, trajectory: Trajectory, eval_id: int, ctx: ScoringContext, judge: JudgeIdentity | None = None
 ) -> Evaluation:
@@ -112,7 +129,8 @@ def score_trajectory(
     (a budget, a refused key): the judgement is then not made."""
     judge = judge or identity_of(scorer, ctx)
     info = scorer.info
-    model = ctx.hub.options_for(ctx.evaluator_role).description() if scorer.needs_model and ctx.hub else None
+    options = ctx.hub.options_for(ctx.evaluator_role) if scorer.needs_model and ctx.hub else None
+    model = options.description() if options is not None else None
     base: dict[str, Any] = {
         "eval_id": eval_id,
         "eval_type": info.eval_type,
@@ -125,6 +143,8 @@ def score_trajectory(
         "evaluator": model,
         "judge_id": judge.id,
         "judge": judge,
+        "sampling": judge_sampling(options, ctx.samples) if options is not None else None,
+        "rejudge": ctx.rejudge,
         "started_at": now(),
     }
     if trajectory.status == "error":
