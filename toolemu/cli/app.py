@@ -15,7 +15,7 @@ import typer
 from toolemu.cli import outcome
 from toolemu.cli.command import new_app
 from toolemu.errors import InputError, Terminated, sigterm_raises, sigterm_received
-from toolemu.llm.secrets import RedactingFilter, redact, scrubbed_console
+from toolemu.llm.secrets import RedactingFilter, clip, redact, scrubbed_console
 
 # Every command, in the order `toolemu --help` lists them: its function (or sub-app) as "module:attribute". A
 # command's module is imported, and its options built, only when the command is asked for.
@@ -130,7 +130,7 @@ def _main() -> None:
         code = failure_code(exc)
         if code is None:  # unforeseen: one line, no traceback (it may quote a server's reply, a key included)
             logging.getLogger("toolemu").debug("unexpected error", exc_info=True)  # scrubbed; shown with -v
-            typer.echo(redact(f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:600]}"), err=True)
+            typer.echo(f"error: {type(exc).__name__}: {clip(' '.join(str(exc).split()), 600)}", err=True)
             sys.exit(outcome.FAILED)
         typer.echo(redact(f"error: {exc}"), err=True)
         sys.exit(code)

@@ -19,7 +19,7 @@ from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
 from toolemu.llm.repair import context_tokens, repair_turns
 from toolemu.llm.retry import call_with_retries, is_access_denied, is_transient
-from toolemu.llm.secrets import register_secret_env, strip_credentials
+from toolemu.llm.secrets import clip, register_secret_env, strip_credentials
 from toolemu.llm.stops import ModelAccessDenied, StopRun
 from toolemu.llm.structured import (
     ModelRefusal,
@@ -319,7 +319,7 @@ class RoleModel:
             key = "; check the credentials in --base-url"  # those are what the server saw
         return (
             f"{self.options.model} ({self.role}) refused the request ({where}{type(exc).__name__}: "
-            f"{str(exc)[:300]}){key}"
+            f"{clip(str(exc), 300)}){key}"
         )
 
     def complete(

@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from toolemu.llm.secrets import clip, scrub_exception
+
 log = logging.getLogger("toolemu.llm")
 T = TypeVar("T")
 
@@ -140,7 +142,7 @@ def _log_retry(state: RetryCallState) -> None:
         "model call failed (%s%s: %s); retry %d in %.1fs",
         kind,
         type(exc).__name__,
-        str(exc)[:200],
+        clip(str(exc), 200),
         state.attempt_number,
         wait,
     )
@@ -156,4 +158,13 @@ def call_with_retries(fn: Callable[[], T], max_attempts: int) -> T:
         before_sleep=_log_retry,
         reraise=True,
     )
-    return retrying(fn)
+
+    def attempt() -> T:
+        try:
+            return fn()
+        except Exception as exc:
+            # A server's error body may echo the key: scrubbed here, before any record or log line cuts it short.
+            scrub_exception(exc)
+            raise
+
+    return retrying(attempt)

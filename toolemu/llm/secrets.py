@@ -226,6 +226,32 @@ def redact(text: str) -> str:
     return redactor()(text)
 
 
+def scrub_exception(exc: BaseException) -> None:
+    """Scrub an exception's message in place (its arguments, its text attributes, its notes, and those of its
+    causes), so that wherever it is cut to length later (a log line, a record's error) no piece of a key is left.
+    Best effort: an exception that will not take new arguments keeps them (everything written is scrubbed again)."""
+    scrub = redactor()
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        try:
+            current.args = tuple(scrub(a) if isinstance(a, str) else a for a in current.args)
+            for name, value in list(vars(current).items()):
+                if isinstance(value, str):
+                    setattr(current, name, scrub(value))
+                elif name == "__notes__" and isinstance(value, list):
+                    value[:] = [scrub(v) if isinstance(v, str) else v for v in value]
+        except (AttributeError, TypeError):
+            pass
+        current = current.__cause__ or current.__context__
+
+
+def clip(text: str, limit: int) -> str:
+    """The text scrubbed, then cut to `limit` characters (cut first, a key could be left half there)."""
+    return redact(text)[:limit]
+
+
 class RedactingFilter(logging.Filter):
     """Scrub secrets from log records before any handler writes them: the message and an exception's traceback."""
 
