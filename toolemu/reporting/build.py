@@ -36,6 +36,7 @@ from toolemu.reporting.model import (
     PassK,
     Report,
 )
+from toolemu.reporting.qualify import qualify
 from toolemu.reporting.stats import BOOTSTRAP_SEED, metric_stats, paired_difference, pass_k_curve
 from toolemu.reporting.versions import benchmark_warnings
 from toolemu.scorers.base import MetricInfo
@@ -322,6 +323,7 @@ def _build(
     rng = np.random.default_rng(BOOTSTRAP_SEED)  # the judges' agreement and corrected-rate bootstraps
     judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy)
     episodes = [ep for r in runs for ep in r.episodes]
+    flips, costs = qualify(runs, infos)
     return Report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         scorers=infos,
@@ -338,4 +340,6 @@ def _build(
         robust=[r.robust for r in runs if r.robust is not None],
         episodes=episodes,
         warnings=benchmark_warnings(runs),
+        flips=flips,
+        costs=costs,
     )

@@ -370,6 +370,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
     own steps, embedded in the page."""
     from toolemu.reporting.checks_html import checks_section  # these build on this module's helpers
     from toolemu.reporting.judges_html import judges_legend, judges_section
+    from toolemu.reporting.qualifiers_html import cost_section, qualifiers_summary, stability_section
     from toolemu.reporting.robust_html import robust_section
 
     if traces is None:
@@ -445,6 +446,11 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
     robust_html = robust_section(report)
     if robust_html:
         nav.append(("robust", "Robustness"))
+    stability_html, cost_html = stability_section(report), cost_section(report)
+    if stability_html:
+        nav.append(("stability", "Judge stability"))
+    if cost_html:
+        nav.append(("cost", "Cost"))
     if toolkit_plot or breakdowns:
         nav.append(("toolkits", "Toolkits"))
     if passk_plot:
@@ -467,6 +473,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
         "<em>eval failed</em> counts evaluations that errored or are missing — counted, never dropped silently. "
         "Each scorer's title gives its scale and direction.</p>",
         _summary(report, colors),
+        qualifiers_summary(report),
         judges_legend(report),
         _paired(report),
         "</section>",
@@ -475,6 +482,8 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
         judges_html,
         checks_html,
         robust_html,
+        stability_html,
+        cost_html,
     ]
     plot_html = "".join(plots)
     body.append(

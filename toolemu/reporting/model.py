@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from toolemu.log import Score, Step
 from toolemu.log.robust import RobustSummary
+from toolemu.reporting.qualifiers import FlipStats, RunCost
 from toolemu.scorers.base import MetricInfo
 from toolemu.version import SCHEMA_VERSION
 
@@ -327,6 +328,10 @@ class Report(BaseModel):
     robust: list[RobustSummary] = Field(default_factory=list)  # `toolemu robust` results found in RUN/robust
     episodes: list[EpisodeView] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)  # e.g. runs on different benchmark versions
+    # What qualifies the headline numbers (toolemu.reporting.qualifiers): each re-judged scorer's flip rate, each
+    # run's cost. Absent from report.json where no run has any (a report of an older run is unchanged).
+    flips: list[FlipStats] = Field(default_factory=list, exclude_if=lambda v: not v)
+    costs: list[RunCost] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     def scorer(self, name: str) -> MetricInfo | None:
         return next((s for s in self.scorers if s.name == name), None)

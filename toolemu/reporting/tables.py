@@ -11,6 +11,7 @@ from rich.table import Table
 from toolemu.reporting.checks import checks_lines
 from toolemu.reporting.judges_text import judge_lines
 from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
+from toolemu.reporting.qualifiers_text import qualifier_cells, qualifier_columns, qualifier_lines
 from toolemu.reporting.robust_text import report_line
 from toolemu.scorers.base import MetricInfo
 
@@ -130,6 +131,8 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     for summary in report.robust:
         console.print(report_line(summary), markup=False, highlight=False, soft_wrap=True)
+    for line in qualifier_lines(report):  # judge flip rates and costs, after the numbers they qualify
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def csv_columns(infos: list[MetricInfo]) -> list[str]:
@@ -182,8 +185,9 @@ def _row(g: GroupStats, infos: list[MetricInfo]) -> dict[str, object]:
 
 def summary_csv(report: Report) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=csv_columns(report.scorers), lineterminator="\n")
+    columns = csv_columns(report.scorers) + qualifier_columns(report)  # flip rates and costs, where there are any
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for g in report.groups:
-        writer.writerow(_row(g, report.scorers))
+        writer.writerow(_row(g, report.scorers) | qualifier_cells(report, g))
     return buffer.getvalue()
