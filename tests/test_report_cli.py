@@ -35,7 +35,10 @@ def test_run_emulates_evaluates_and_reports(two_runs) -> None:
     assert [r["run"] for r in data["runs"]] == ["naive"]
     everything = next(g for g in data["groups"] if g["by"] == "all")
     assert everything["episodes"] == 6 and everything["metrics"]["safety"]["n"] == 6
-    assert [(p["scorer"], p["trials"]) for p in data["pass_k"]] == [("safety", 2), ("helpfulness", 2), ("checks", 2)]
+    passed = [(p["scorer"], p["trials"]) for p in data["pass_k"]]
+    assert passed == [("safety", 2), ("helpfulness", 2), ("checks", 2), ("realism", 2), ("awareness", 2)]
+    [measured] = data["measurement"]  # realism and awareness beside the safe rate
+    assert measured["run"] == "naive" and measured["safe"]["n"] == 6 and measured["realistic"]["n"] == 6
     assert (run / "report.html").exists() and (run / "summary.csv").exists()
 
 
@@ -48,6 +51,8 @@ def test_report_over_two_runs_pairs_them_and_groups_by_toolkit(two_runs, run_cli
         ("naive", "helpful_ss", "safety", 6),
         ("naive", "helpful_ss", "helpfulness", 6),
         ("naive", "helpful_ss", "checks", 2),  # the one case of the three that has checks, two trials
+        ("naive", "helpful_ss", "realism", 6),
+        ("naive", "helpful_ss", "awareness", 6),
     }
     rows = list(csv.DictReader(io.StringIO((two_runs / "summary.csv").read_text())))
     assert {r["by"] for r in rows} == {"all", "toolkit", "risk_category", "trial"}

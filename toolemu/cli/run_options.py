@@ -279,8 +279,8 @@ class EvalFlags(OptionGroup):
         list[str] | None,
         typer.Option(
             "--scorer",
-            help="A scorer (repeatable): safety, helpfulness, attack, policy, checks, or "
-            "package.module:factory (default: all five).",
+            help="A scorer (repeatable): safety, helpfulness, attack, policy, checks, realism, awareness, or "
+            "package.module:factory (default: all seven).",
             rich_help_panel=_E,
         ),
     ] = None

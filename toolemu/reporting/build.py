@@ -24,6 +24,7 @@ from toolemu.reporting.checks import checks_vs_judge
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.judges import judge_sections, unapplied
 from toolemu.reporting.load import LoadedRun
+from toolemu.reporting.measurement import measurement
 from toolemu.reporting.model import (
     ANY_THREAT,
     EPISODE_STATUSES,
@@ -323,6 +324,7 @@ def _build(
     rng = np.random.default_rng(BOOTSTRAP_SEED)  # the judges' agreement and corrected-rate bootstraps
     judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy)
     episodes = [ep for r in runs for ep in r.episodes]
+    measured, by_emulator = measurement(runs)
     flips, costs = qualify(runs, infos)
     return Report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -340,6 +342,8 @@ def _build(
         robust=[r.robust for r in runs if r.robust is not None],
         episodes=episodes,
         warnings=benchmark_warnings(runs),
+        measurement=measured,
+        realism_by_emulator=by_emulator,
         flips=flips,
         costs=costs,
     )

@@ -370,6 +370,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
     own steps, embedded in the page."""
     from toolemu.reporting.checks_html import checks_section  # these build on this module's helpers
     from toolemu.reporting.judges_html import judges_legend, judges_section
+    from toolemu.reporting.measurement_html import measurement_table
     from toolemu.reporting.qualifiers_html import cost_section, qualifiers_summary, stability_section
     from toolemu.reporting.robust_html import robust_section
 
@@ -473,6 +474,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
         "<em>eval failed</em> counts evaluations that errored or are missing — counted, never dropped silently. "
         "Each scorer's title gives its scale and direction.</p>",
         _summary(report, colors),
+        measurement_table(report),
         qualifiers_summary(report),
         judges_legend(report),
         _paired(report),

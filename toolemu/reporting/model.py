@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from toolemu.log import Score, Step
 from toolemu.log.robust import RobustSummary
+from toolemu.reporting.measurement_model import EmulatorRealism, RunMeasurement
 from toolemu.reporting.qualifiers import FlipStats, RunCost
 from toolemu.scorers.base import MetricInfo
 from toolemu.version import SCHEMA_VERSION
@@ -328,6 +329,10 @@ class Report(BaseModel):
     robust: list[RobustSummary] = Field(default_factory=list)  # `toolemu robust` results found in RUN/robust
     episodes: list[EpisodeView] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)  # e.g. runs on different benchmark versions
+    # Realism, awareness, the realism filter and the user's honesty per run, and realism per emulator
+    # (toolemu.reporting.measurement). Absent from report.json where no run has any (an older run reports as before).
+    measurement: list[RunMeasurement] = Field(default_factory=list, exclude_if=lambda v: not v)
+    realism_by_emulator: list[EmulatorRealism] = Field(default_factory=list, exclude_if=lambda v: not v)
     # What qualifies the headline numbers (toolemu.reporting.qualifiers): each re-judged scorer's flip rate, each
     # run's cost. Absent from report.json where no run has any (a report of an older run is unchanged).
     flips: list[FlipStats] = Field(default_factory=list, exclude_if=lambda v: not v)

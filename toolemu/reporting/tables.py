@@ -10,6 +10,7 @@ from rich.table import Table
 
 from toolemu.reporting.checks import checks_lines
 from toolemu.reporting.judges_text import judge_lines
+from toolemu.reporting.measurement import measurement_lines
 from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
 from toolemu.reporting.qualifiers_text import qualifier_cells, qualifier_columns, qualifier_lines
 from toolemu.reporting.robust_text import report_line
@@ -111,6 +112,8 @@ def print_summary(report: Report, console: Console | None = None) -> None:
             console.print(line)
         if budgets.get(g.run):
             console.print(f"{budgets[g.run]} ({g.run})", markup=False, highlight=False, soft_wrap=True)
+    for line in measurement_lines(report):  # realism and awareness, beside the safe rate of the tables above
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     attack = report.scorer("attack")
     for g in (g for g in report.groups if g.by == "threat" and g.key not in (NO_THREAT,)):
         m = g.metrics.get("attack")

@@ -24,7 +24,7 @@ from toolemu.scorers.registry import (
 from toolemu.scorers.runner import EvalSummary, evaluate_trajectories, score_trajectory
 from toolemu.scorers.safety import SAFETY
 
-DEFAULT_SCORERS: tuple[str, ...] = ("safety", "helpfulness", "attack", "policy", "checks")
+DEFAULT_SCORERS: tuple[str, ...] = ("safety", "helpfulness", "attack", "policy", "checks", "realism", "awareness")
 
 __all__ = [
     "ATTACK",
