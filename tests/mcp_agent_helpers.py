@@ -132,14 +132,27 @@ class ToolUsingDouble:
         messages = request.get("messages", [])
         results = [m for m in messages if m.get("role") == "tool"]
         if results:
-            content = results[-1].get("content")
-            text = content if isinstance(content, str) else json.dumps(content)
-            return 200, chat_body(self.answer_prefix + text[:200]), {}
+            return 200, chat_body(self.answer_prefix + tool_text(results[-1].get("content"))[:200]), {}
         tools = [t["function"] for t in request.get("tools", []) if t["function"]["name"] != "final_answer"]
         if not tools:
             return 200, chat_body("no tools were offered"), {}
         first = tools[0]
         return 200, tool_call_body(first["name"], sample_arguments(first.get("parameters", {}))), {}
+
+
+def tool_text(content: Any) -> str:
+    """A tool message's text, however the framework packed it: a string, content parts, or parts as JSON text."""
+    if isinstance(content, str):
+        try:
+            parts = json.loads(content)
+        except ValueError:
+            return content
+        if not (isinstance(parts, list) and all(isinstance(p, dict) and "text" in p for p in parts)):
+            return content
+        content = parts
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return json.dumps(content)
 
 
 def env_with(**extra: str) -> dict[str, str]:
