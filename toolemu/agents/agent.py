@@ -25,7 +25,6 @@ from toolemu.specs.schema import MAX_STRING, arguments_schema, text_schema
 # and scripted models, a JSON-schema reply that names the tool (llama.cpp's function-calling format is broken).
 AGENT_FORMATS = ("auto", "react", "tools")
 PARSE_RETRIES = 2
-QUIT_PREFIX = "QUIT:"
 
 
 class AgentParseError(RuntimeError):
@@ -53,15 +52,11 @@ class AgentTurn:
     def tool_input(self) -> Any:
         return self.calls[0].tool_input if self.calls else {}
 
-    @property
-    def quits(self) -> bool:
-        return self.final_answer is not None and self.final_answer.strip().upper().startswith(QUIT_PREFIX)
-
 
 @runtime_checkable
 class AgentLike(Protocol):
-    """What the episode needs from an agent: ours, or one plugged in by import path (`--agent pkg.mod:factory`,
-    where factory(model, agent_type, agent_format) returns it)."""
+    """What the episode needs from an agent: ours, or any other one a registered or imported factory makes
+    (`toolemu.agents.registry`: a factory takes one AgentSetup)."""
 
     format: str
 
