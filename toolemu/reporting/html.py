@@ -4,14 +4,14 @@
 
 - the runs and a summary table per run, with status counts and failed-evaluation counts next to the numbers they
   affect, plus per-toolkit / per-risk-category / per-trial tables behind toggles;
-- plots drawn with matplotlib (Agg, `svg.fonttype: none`) as inline SVG: score distributions, safety against
+- plots as inline SVG, drawn by our own small writer (toolemu.reporting.svg): score distributions, safety against
   helpfulness, per-toolkit means and pass^k curves;
 - a trace viewer (static/report.js) that lists the episodes (a summary of each), filters them and builds one trace
   when it is opened, from the report's trace store (toolemu.reporting.traces): chunks embedded in the page for a
   small report, sidecar script files beside it for a large one, parsed only when one of their episodes is opened.
 
-Security: the server-side parts go through `html.escape`; plot text is escaped by matplotlib's SVG writer (and
-mathtext is off, so a `$` in a label is just a dollar sign); episodes travel as JSON in a
+Security: the server-side parts go through `html.escape`, plot text included (the SVG writer escapes every string
+it writes, so a `$` or `<` in a label is just text); episodes travel as JSON in a
 `<script type="application/json">` block with `<`, `>`, `&`, U+2028 and U+2029 written as `\\uXXXX` (embedded
 trace chunks likewise), sidecar chunks hold their JSON as a JS string literal that the viewer hands to JSON.parse,
 and the script builds the DOM with `textContent` only. A Content-Security-Policy meta tag lets only the scripts that

@@ -1,17 +1,32 @@
-"""The report's plots, drawn with matplotlib (Agg, `svg.fonttype: none`) as inline SVG text.
+"""The report's plots, drawn as inline SVG by our own writer (toolemu.reporting.svg): no plotting library.
 
-Plot text is escaped by matplotlib's SVG writer, and mathtext is off, so a `$` in a run or toolkit name is just
-a dollar sign. Each function returns one <svg> element, or None when there is nothing to draw.
+A plot is a handful of shapes (bars, whiskers, points, lines, heatmap cells) on linear axes; the writer escapes
+every string, so a run or toolkit name with `<`, `&` or `$` is only ever text. Each shape that stands for a number
+carries it in a <title> (the browser shows it on hover). Each function returns one <svg> element, or None when
+there is nothing to draw.
 """
 
 from __future__ import annotations
 
-import functools
-import io
 import math
 import re
+from collections.abc import Callable
 
 from toolemu.reporting.model import GroupStats, MetricStats, Report
+from toolemu.reporting.svg import (
+    BLUES,
+    DASHES,
+    GRID,
+    MISSING,
+    MUTED,
+    RED_YELLOW_BLUE,
+    Canvas,
+    Scale,
+    color_at,
+    nice_ticks,
+    text_width,
+    tick_text,
+)
 from toolemu.scorers.base import MetricInfo
 
 PLOT_LABEL_MAX = 48  # characters of a run or toolkit name shown in a plot; the tables show the whole name
@@ -19,6 +34,10 @@ PLOT_LABEL_MAX = 48  # characters of a run or toolkit name shown in a plot; the 
 # would draw thousands of bars: the distributions and the per-toolkit means become heatmaps (one column per run).
 HEATMAP_MIN_RUNS = 9
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+TICK = 8.5  # font sizes: tick labels and legends, axis titles, plot titles
+LABEL = 9
+TITLE = 10
+LINE = 15  # a legend line's height
 
 
 def plot_label(text: str) -> str:
@@ -46,172 +65,6 @@ def _score_key(key: str) -> float:
         return math.inf
 
 
-# ----------------------------------------------------------------------------------------------------- plots
-
-
-def _figure(width: float, height: float):  # -> matplotlib.figure.Figure
-    # No pyplot: no global figure registry and no process-wide backend switch; the figure gets its own Agg canvas.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-_RC = {
-    "svg.fonttype": "none",  # real <text>: selectable, searchable, drawn in the browser's fonts
-    "text.parse_math": False,  # a `$` in a run or toolkit name is a dollar sign, not mathtext
-    "text.usetex": False,
-    "font.family": "sans-serif",
-    "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.titleweight": "bold",
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.color": "#e3e3e3",
-    "grid.linewidth": 0.6,
-    "axes.axisbelow": True,
-    "legend.frameon": False,
-    "legend.fontsize": 8,
-}
-
-
-def _svg(fig) -> str:
-    import matplotlib
-
-    buf = io.StringIO()
-    with matplotlib.rc_context(_RC):
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    svg = buf.getvalue()
-    svg = svg[svg.index("<svg") :]  # drop the XML declaration and DOCTYPE: this is inline SVG in HTML
-    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
-    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
-    # Belt and braces: matplotlib escapes text, so a raw <script or <foreignObject can only mean a bug.
-    if re.search(r"<\s*(script|foreignobject|iframe)", svg, flags=re.I):
-        raise ValueError("matplotlib produced SVG with active content; refusing to embed it")
-    return svg.strip()
-
-
-def _with_rc(fn):
-    """Draw under _RC. Every legend below gets its handles and labels explicitly: a run named "_x" would
-    otherwise be dropped from it (matplotlib hides labels that start with an underscore)."""
-
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
-        import matplotlib
-
-        with matplotlib.rc_context(_RC):
-            return fn(*args, **kwargs)
-
-    return wrapped
-
-
-def _with_values(report: Report, groups: list[GroupStats]) -> list[MetricInfo]:
-    """The scorers that have at least one scored value among the groups: one panel each."""
-    return [i for i in report.scorers if any(g.metrics.get(i.name) and g.metrics[i.name].n for g in groups)]
-
-
-def _scale_note(info: MetricInfo) -> str:
-    direction = "higher is better" if info.higher_is_better else "lower is better"
-    return f"value ({info.lower:g} … {info.upper:g}; {direction})"
-
-
-def _cmap(info: MetricInfo):
-    """Red (bad) to blue (good) on the scorer's direction; missing cells light grey."""
-    from matplotlib import colormaps
-
-    cmap = colormaps["RdYlBu" if info.higher_is_better else "RdYlBu_r"].copy()
-    cmap.set_bad("#eeeeee")
-    return cmap
-
-
-def _heatmap(fig, ax, matrix: list[list[float | None]], rows: list[str], cols: list[str], cmap, low, high, label):
-    """One cell per (row, column); None is a missing cell. Drawn as one image, so dozens of runs stay cheap."""
-    import numpy as np
-
-    values = np.ma.masked_invalid(np.array([[math.nan if v is None else v for v in row] for row in matrix], float))
-    image = ax.imshow(values, cmap=cmap, vmin=low, vmax=high, aspect="auto", interpolation="nearest")
-    ax.set_yticks(range(len(rows)), [plot_label(r) for r in rows])
-    ax.set_xticks(range(len(cols)), [plot_label(c) for c in cols], rotation=90)
-    ax.grid(visible=False)
-    ax.tick_params(length=0)
-    fig.colorbar(image, ax=ax, label=label, shrink=0.8)
-
-
-@_with_rc
-def plot_distributions(report: Report, colors: dict[str, str]) -> str | None:
-    overall = overall_groups(report)
-    runs = [r for r in run_order(report) if r in overall]
-    infos = _with_values(report, [overall[r] for r in runs])
-    if not runs or not infos:
-        return None
-    if len(runs) >= HEATMAP_MIN_RUNS:
-        return _distribution_heatmap(overall, runs, infos)
-    fig = _figure(3.9 * len(infos), 3.4 + 0.17 * len(runs))
-    axes = fig.subplots(1, len(infos), squeeze=False)[0]
-    handles = [_patch(colors[run]) for run in runs]
-    for ax, info in zip(axes, infos, strict=True):
-        stats: dict[str, MetricStats] = {
-            r: overall[r].metrics[info.name] for r in runs if info.name in overall[r].metrics
-        }
-        keys = sorted({k for s in stats.values() for k in s.histogram}, key=_score_key) or [
-            str(v) for v in info.integer_scale
-        ]
-        width = 0.8 / len(runs)
-        for i, run in enumerate(runs):
-            s = stats.get(run)
-            total = sum(s.histogram.values()) if s else 0
-            shares = [(s.histogram.get(k, 0) / total if s and total else 0.0) for k in keys]
-            xs = [j - 0.4 + width * (i + 0.5) for j in range(len(keys))]
-            ax.bar(xs, shares, width=width * 0.92, color=colors[run])
-        ax.set_xticks(range(len(keys)), [_fmt_key(k) for k in keys])
-        ax.set_ylim(0, 1.05)
-        ax.yaxis.set_major_formatter(_percent_formatter())
-        ax.grid(axis="x", visible=False)
-        ax.set_title(plot_label(info.title), loc="left")
-        ax.set_xlabel(_scale_note(info))
-        ax.set_ylabel("share of scored episodes")
-    labels = []
-    for run in runs:
-        counts = [
-            f"{i.name} n={m.n}" + (f" ({m.eval_failed} eval failed)" if m.eval_failed else "")
-            for i in infos
-            if (m := overall[run].metrics.get(i.name)) is not None
-        ]
-        labels.append(f"{plot_label(run)}: {', '.join(counts)}")
-    fig.legend(handles, labels, loc="outside lower center", ncols=1)
-    return _svg(fig)
-
-
-def _distribution_heatmap(overall: dict[str, GroupStats], runs: list[str], infos: list[MetricInfo]) -> str:
-    """Many runs: per scorer, the share of each score (rows) in each run (columns)."""
-    from matplotlib import colormaps
-
-    fig = _figure(max(4.0, 1.6 + 0.2 * len(runs)) * len(infos), 2.2 + 0.1 * max(len(r) for r in runs))
-    axes = fig.subplots(1, len(infos), squeeze=False)[0]
-    for ax, info in zip(axes, infos, strict=True):
-        stats = {r: overall[r].metrics.get(info.name) for r in runs}
-        keys = sorted({k for s in stats.values() if s for k in s.histogram}, key=_score_key) or [
-            str(v) for v in info.integer_scale
-        ]
-        matrix = [
-            [
-                (s.histogram.get(k, 0) / total) if s and (total := sum(s.histogram.values())) else None
-                for s in (stats[r] for r in runs)
-            ]
-            for k in keys
-        ]
-        cmap = colormaps["Blues"].copy()
-        cmap.set_bad("#eeeeee")
-        _heatmap(fig, ax, matrix, [_fmt_key(k) for k in keys], runs, cmap, 0.0, 1.0, "share of scored episodes")
-        ax.set_title(plot_label(info.title), loc="left")
-        ax.set_ylabel(_scale_note(info))
-    return _svg(fig)
-
-
 def _fmt_key(key: str) -> str:
     v = _score_key(key)
     if math.isinf(v):
@@ -224,25 +77,191 @@ def finite(x: float | None) -> bool:
 
 
 def _err(m: MetricStats) -> tuple[float, float]:
-    """Whisker lengths below and above the mean; never negative (matplotlib refuses those), 0 without a CI."""
+    """Whisker lengths below and above the mean; never negative, 0 without a CI."""
     if m.mean is None or m.mean_ci is None or not all(math.isfinite(v) for v in (m.mean, *m.mean_ci)):
         return 0.0, 0.0
     return max(0.0, m.mean - m.mean_ci[0]), max(0.0, m.mean_ci[1] - m.mean)
 
 
-def _patch(color: str):
-    from matplotlib.patches import Patch
-
-    return Patch(color=color)
-
-
-def _percent_formatter():
-    from matplotlib.ticker import PercentFormatter
-
-    return PercentFormatter(xmax=1.0, decimals=0)
+def _with_values(report: Report, groups: list[GroupStats]) -> list[MetricInfo]:
+    """The scorers that have at least one scored value among the groups: one panel each."""
+    return [i for i in report.scorers if any(g.metrics.get(i.name) and g.metrics[i.name].n for g in groups)]
 
 
-@_with_rc
+def _scale_note(info: MetricInfo) -> str:
+    direction = "higher is better" if info.higher_is_better else "lower is better"
+    return f"value ({info.lower:g} … {info.upper:g}; {direction})"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _mean_ci(m: MetricStats) -> str:
+    ci = f" [{m.mean_ci[0]:.2f}, {m.mean_ci[1]:.2f}]" if m.mean_ci and all(map(finite, m.mean_ci)) else ""
+    return f"{m.mean:.2f}{ci}" if finite(m.mean) else "–"
+
+
+def _widest(texts: list[str], size: float = TICK) -> float:
+    return max((text_width(t, size) for t in texts), default=0.0)
+
+
+def _whisker(c: Canvas, x1: float, y1: float, x2: float, y2: float, color: str, cap: float) -> None:
+    """An error bar from (x1, y1) to (x2, y2) (one of them constant) with caps at both ends."""
+    c.line(x1, y1, x2, y2, color, 1.0)
+    for x, y in ((x1, y1), (x2, y2)):
+        if y1 == y2:
+            c.line(x, y - cap, x, y + cap, color, 1.0)
+        else:
+            c.line(x - cap, y, x + cap, y, color, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------- distributions
+
+
+def plot_distributions(report: Report, colors: dict[str, str]) -> str | None:
+    overall = overall_groups(report)
+    runs = [r for r in run_order(report) if r in overall]
+    infos = _with_values(report, [overall[r] for r in runs])
+    if not runs or not infos:
+        return None
+    if len(runs) >= HEATMAP_MIN_RUNS:
+        return _distribution_heatmap(overall, runs, infos)
+    labels = []
+    for run in runs:
+        counts = [
+            f"{i.name} n={m.n}" + (f" ({m.eval_failed} eval failed)" if m.eval_failed else "")
+            for i in infos
+            if (m := overall[run].metrics.get(i.name)) is not None
+        ]
+        labels.append(f"{plot_label(run)}: {', '.join(counts)}")
+    left, plot_w, gap, top, plot_h = 54, 300, 24, 26, 190
+    panel = left + plot_w + gap
+    width = max(panel * len(infos) + 8, _widest(labels) + 40)
+    legend_top = top + plot_h + 46
+    c = Canvas(width, legend_top + LINE * len(runs) + 4, "Share of each score, by run")
+    y = Scale(0.0, 1.05, top + plot_h, top)
+    for p, info in enumerate(infos):
+        x0 = p * panel + left
+        stats = {r: overall[r].metrics[info.name] for r in runs if info.name in overall[r].metrics}
+        keys = sorted({k for s in stats.values() for k in s.histogram}, key=_score_key) or [
+            str(v) for v in info.integer_scale
+        ]
+        x = Scale(-0.5, len(keys) - 0.5, x0, x0 + plot_w)
+        ticks = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+        c.y_axis(y, x0, ticks, [tick_text(t, percent=True) for t in ticks], grid_to=x0 + plot_w)
+        c.x_axis(x, top + plot_h, list(range(len(keys))), [_fmt_key(k) for k in keys])
+        bar = 0.8 / len(runs)
+        for i, run in enumerate(runs):
+            s = stats.get(run)
+            total = sum(s.histogram.values()) if s else 0
+            for j, key in enumerate(keys):
+                count = s.histogram.get(key, 0) if s else 0
+                share = count / total if total else 0.0
+                left_x = x(j - 0.4 + bar * (i + 0.04))
+                c.rect(
+                    left_x,
+                    y(share),
+                    x(j - 0.4 + bar * (i + 0.96)) - left_x,
+                    y(0) - y(share),
+                    colors[run],
+                    f"{plot_label(run)} · {info.name} {_fmt_key(key)}: {_pct(share)} ({count} of {total})",
+                )
+        c.text(x0, 14, plot_label(info.title), TITLE, weight="bold")
+        c.text(x0 + plot_w / 2, top + plot_h + 30, _scale_note(info), LABEL, "middle")
+        c.text(x0 - 40, top + plot_h / 2, "share of scored episodes", LABEL, "middle", rotate=-90)
+    c.legend_rows(8, legend_top, list(zip((colors[r] for r in runs), labels, strict=True)), TICK)
+    return c.svg()
+
+
+def _heatmap_panel(
+    c: Canvas | None,
+    x0: float,
+    y0: float,
+    title: str,
+    matrix: list[list[float | None]],
+    rows: list[str],
+    cols: list[str],
+    color: Callable[[float], str],
+    bar: tuple[tuple[str, ...], float, float, str, bool],
+    cell_text: Callable[[str, str, float], str],
+    note: str = "",
+) -> tuple[float, float]:
+    """One heatmap: a cell per (row, column), None a grey cell; row labels left, column labels below (read
+    upwards), a colour bar right; `note` a line under the title. With `c` None only measures; returns the panel's
+    (width, height)."""
+    cw, ch = 15.0, 14.0 if len(rows) > 8 else 22.0
+    row_labels = [plot_label(r) for r in rows]
+    col_labels = [plot_label(col) for col in cols]
+    label_w = _widest(row_labels) + 8
+    grid_x, grid_y = x0 + label_w, y0 + (36 if note else 22)
+    grid_w, grid_h = cw * len(cols), ch * len(rows)
+    anchors, low, high, bar_label, percent = bar
+    bar_h = max(grid_h, text_width(bar_label, TICK) + 12)
+    width = max(label_w + grid_w + 70, text_width(title, TITLE) + 4, text_width(note, TICK) + 4)
+    height = (grid_y - y0) + max(grid_h + _widest(col_labels) + 10, bar_h + 4)
+    if c is None:
+        return width, height
+    c.text(x0, y0 + 12, title, TITLE, weight="bold")
+    if note:
+        c.text(x0, y0 + 26, note, TICK, fill=MUTED)
+    for i, (row, label) in enumerate(zip(rows, row_labels, strict=True)):
+        c.text(grid_x - 5, grid_y + ch * (i + 0.5) + 3, label, TICK, "end")
+        for j, col in enumerate(cols):
+            v = matrix[i][j]
+            fill = MISSING if v is None else color(v)
+            what = "no scored episode" if v is None else cell_text(row, col, v)
+            c.rect(grid_x + cw * j, grid_y + ch * i, cw, ch, fill, f"{plot_label(col)} · {plot_label(row)}: {what}")
+    for j, label in enumerate(col_labels):
+        c.text(grid_x + cw * (j + 0.5) + 3, grid_y + grid_h + 5, label, TICK, "end", rotate=-90)
+    c.color_bar(grid_x + grid_w + 8, grid_y, bar_h, anchors, low, high, bar_label, percent)
+    return width, height
+
+
+def _heatmaps(label: str, panels: list[dict]) -> str:
+    """Heatmap panels side by side (each a dict of _heatmap_panel's arguments after the position)."""
+    sizes = [_heatmap_panel(None, 0, 0, **p) for p in panels]
+    c = Canvas(sum(w for w, _ in sizes) + 16 * len(panels), max(h for _, h in sizes) + 8, label)
+    x = 4.0
+    for p, (w, _) in zip(panels, sizes, strict=True):
+        _heatmap_panel(c, x, 2, **p)
+        x += w + 16
+    return c.svg()
+
+
+def _distribution_heatmap(overall: dict[str, GroupStats], runs: list[str], infos: list[MetricInfo]) -> str:
+    """Many runs: per scorer, the share of each score (rows) in each run (columns)."""
+    panels = []
+    for info in infos:
+        stats = {r: overall[r].metrics.get(info.name) for r in runs}
+        keys = sorted({k for s in stats.values() if s for k in s.histogram}, key=_score_key) or [
+            str(v) for v in info.integer_scale
+        ]
+        matrix: list[list[float | None]] = [
+            [
+                (s.histogram.get(k, 0) / total) if s and (total := sum(s.histogram.values())) else None
+                for s in (stats[r] for r in runs)
+            ]
+            for k in keys
+        ]
+        panels.append(
+            {
+                "title": plot_label(info.title),
+                "matrix": matrix,
+                "rows": [_fmt_key(k) for k in keys],
+                "cols": runs,
+                "color": lambda v: color_at(BLUES, v),
+                "bar": (BLUES, 0.0, 1.0, "share of scored episodes", True),
+                "cell_text": lambda row, col, v: f"{_pct(v)} scored {row}",
+                "note": f"rows: {_scale_note(info)}",
+            }
+        )
+    return _heatmaps("Share of each score, by run", panels)
+
+
+# -------------------------------------------------------------------------------------------------- scatter
+
+
 def plot_safety_vs_helpfulness(report: Report, colors: dict[str, str]) -> str | None:
     """The two ToolEmu metrics against each other, when both are in the report."""
     overall = overall_groups(report)
@@ -251,36 +270,43 @@ def plot_safety_vs_helpfulness(report: Report, colors: dict[str, str]) -> str | 
     points = [(r, s, h) for r, s, h in pairs if s and h and finite(s.mean) and finite(h.mean)]
     if not points:
         return None
-    fig = _figure(4.6, 3.9 + 0.17 * len(points))
-    ax = fig.subplots()
-    handles, labels = [], []
+    left, size, top = 54, 270, 26
+    labels = [plot_label(r) for r, _, _ in points]
+    legend_top = top + size + 46
+    c = Canvas(
+        max(left + size + 24, _widest(labels) + 40), legend_top + LINE * len(points) + 4, "Safety against helpfulness"
+    )
+    x = Scale(-0.05, 3.05, left, left + size)
+    y = Scale(-0.05, 3.05, top + size, top)
+    ticks = [0.0, 1.0, 2.0, 3.0]
+    names = [tick_text(t) for t in ticks]
+    c.y_axis(y, left, ticks, names, grid_to=left + size)
+    for t in ticks:
+        c.line(x(t), top, x(t), top + size, GRID, 0.6)
+    c.x_axis(x, top + size, ticks, names)
     for run, safety, helpful in points:
-        xerr, yerr = _err(helpful), _err(safety)
-        h = ax.errorbar(
-            helpful.mean,
-            safety.mean,
-            xerr=[[xerr[0]], [xerr[1]]],
-            yerr=[[yerr[0]], [yerr[1]]],
-            fmt="o",
-            color=colors[run],
-            ms=7,
-            capsize=3,
-            elinewidth=1.2,
+        cx, cy = x(helpful.mean), y(safety.mean)
+        (h_lo, h_hi), (s_lo, s_hi) = _err(helpful), _err(safety)
+        _whisker(c, x(helpful.mean - h_lo), cy, x(helpful.mean + h_hi), cy, colors[run], 3)
+        _whisker(c, cx, y(safety.mean - s_lo), cx, y(safety.mean + s_hi), colors[run], 3)
+        c.marker(
+            cx,
+            cy,
+            "o",
+            4,
+            colors[run],
+            f"{plot_label(run)}: helpfulness {_mean_ci(helpful)}, safety {_mean_ci(safety)}",
         )
-        handles.append(h)
-        labels.append(plot_label(run))
-    ax.set_xlim(-0.05, 3.05)
-    ax.set_ylim(-0.05, 3.05)
-    ax.set_xticks([0, 1, 2, 3])
-    ax.set_yticks([0, 1, 2, 3])
-    ax.set_xlabel("mean helpfulness (higher = more helpful)")
-    ax.set_ylabel("mean safety (higher = safer)")
-    ax.set_title("Safety against helpfulness (95% CI)", loc="left")
-    fig.legend(handles, labels, loc="outside lower center", ncols=1)
-    return _svg(fig)
+    c.text(left, 14, "Safety against helpfulness (95% CI)", TITLE, weight="bold")
+    c.text(left + size / 2, top + size + 30, "mean helpfulness (higher = more helpful)", LABEL, "middle")
+    c.text(left - 38, top + size / 2, "mean safety (higher = safer)", LABEL, "middle", rotate=-90)
+    c.legend_rows(8, legend_top, [(colors[r], label) for (r, _, _), label in zip(points, labels, strict=True)])
+    return c.svg()
 
 
-@_with_rc
+# ------------------------------------------------------------------------------------------------- toolkits
+
+
 def plot_toolkits(report: Report, colors: dict[str, str]) -> str | None:
     groups = [g for g in report.groups if g.by == "toolkit"]
     infos = [
@@ -304,69 +330,106 @@ def plot_toolkits(report: Report, colors: dict[str, str]) -> str | None:
     keys = sorted(by_key, key=order)  # worst on the first scorer at the top
     if len(runs) >= HEATMAP_MIN_RUNS:
         return _toolkit_heatmap(by_key, keys, runs, infos)
-    band = 0.8
-    bar = band / len(runs)
-    height = max(2.6, len(keys) * (0.14 * len(runs) + 0.16) + 1.2 + 0.17 * math.ceil(len(runs) / 3))
-    fig = _figure(4.75 * len(infos), height)
-    axes = fig.subplots(1, len(infos), sharey=True, squeeze=False)[0]
-    handles = [_patch(colors[run]) for run in runs]
-    for ax, info in zip(axes, infos, strict=True):
-        for i, run in enumerate(runs):
-            ys, xs, lo, hi = [], [], [], []
-            for j, key in enumerate(keys):
-                g = by_key[key].get(run)
-                m = g.metrics.get(info.name) if g else None
-                if m is None or not finite(m.mean):
+    return _toolkit_bars(by_key, keys, runs, infos, colors)
+
+
+def _mean_of(g: GroupStats | None, info: MetricInfo) -> MetricStats | None:
+    m = g.metrics.get(info.name) if g else None
+    return m if m is not None and finite(m.mean) else None
+
+
+def _toolkit_bars(
+    by_key: dict[str, dict[str, GroupStats]],
+    keys: list[str],
+    runs: list[str],
+    infos: list[MetricInfo],
+    colors: dict[str, str],
+) -> str:
+    """Up to 8 runs: per scorer, a bar per (toolkit, run) at its mean, with its 95% CI; toolkit names once, left."""
+    run_labels = [plot_label(r) for r in runs]
+    key_labels = [plot_label(k) for k in keys]
+    ncols = min(3, len(runs))
+    col_w = _widest(run_labels) + 24
+    legend_h = LINE * math.ceil(len(runs) / ncols) + 6
+    label_w = _widest(key_labels) + 10
+    bar = 7.0
+    row_h = max(14.0, bar * len(runs) / 0.8)
+    plot_w, gap = 280, 24
+    top = legend_h + 22
+    plot_h = row_h * len(keys)
+    width = max(label_w + (plot_w + gap) * len(infos), col_w * ncols + 16)
+    c = Canvas(width, top + plot_h + 40, "Mean score per toolkit and run")
+    for i, (run, label) in enumerate(zip(runs, run_labels, strict=True)):
+        lx, ly = 8 + col_w * (i % ncols), 12 + LINE * (i // ncols)
+        c.swatch(lx, ly, colors[run], TICK)
+        c.text(lx + TICK + 5, ly, label, TICK)
+    for j, label in enumerate(key_labels):
+        c.text(label_w - 6, top + row_h * (j + 0.5) + 3, label, TICK, "end")
+    for p, info in enumerate(infos):
+        x0 = label_w + p * (plot_w + gap)
+        x = Scale(info.lower, info.upper + 0.05 * (info.upper - info.lower), x0, x0 + plot_w)
+        ticks = nice_ticks(info.lower, info.upper, 5)
+        c.x_axis(x, top + plot_h, ticks, [tick_text(t) for t in ticks], grid_to=top)
+        c.line(x0, top, x0, top + plot_h, MUTED, 0.8)
+        base = x(min(max(0.0, info.lower), info.upper))
+        for j, key in enumerate(keys):
+            for i, run in enumerate(runs):
+                m = _mean_of(by_key[key].get(run), info)
+                if m is None:
                     continue
-                ys.append(j - band / 2 + bar * (i + 0.5))
-                xs.append(m.mean)
+                yc = top + row_h * j + (row_h - bar * len(runs)) / 2 + bar * (i + 0.5)
+                xm = x(m.mean)
+                c.rect(
+                    min(base, xm),
+                    yc - bar * 0.45,
+                    abs(xm - base),
+                    bar * 0.9,
+                    colors[run],
+                    f"{plot_label(run)} · {plot_label(key)}: mean {info.name} {_mean_ci(m)} (n={m.n})",
+                )
+                c.line(xm, yc - bar * 0.6, xm, yc + bar * 0.6, colors[run], 1.5)  # a mean of 0 still shows
                 below, above = _err(m)
-                lo.append(below)
-                hi.append(above)
-            ax.barh(
-                ys,
-                xs,
-                height=bar * 0.9,
-                color=colors[run],
-                xerr=[lo, hi],
-                error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#444444"},
-            )
-            # A tick at each mean, so a mean of 0 still shows.
-            ax.scatter(xs, ys, marker="|", s=40, color=colors[run], linewidths=1.5, zorder=3)
-        ax.set_yticks(range(len(keys)), [plot_label(k) for k in keys])
-        ax.set_ylim(len(keys) - 0.5, -0.5)
-        ax.set_xlim(info.lower, info.upper + 0.05 * (info.upper - info.lower))
-        ax.grid(axis="y", visible=False)
-        ax.set_title(plot_label(f"Mean {info.name}"), loc="left")
-        ax.set_xlabel(f"mean ({info.lower:g}–{info.upper:g}), 95% CI")
-        ax.tick_params(axis="y", length=0)
-    fig.legend(handles, [plot_label(r) for r in runs], loc="outside upper center", ncols=min(3, len(runs)))
-    return _svg(fig)
+                if below or above:
+                    _whisker(c, x(m.mean - below), yc, x(m.mean + above), yc, "#444444", 1.5)
+        c.text(x0, top - 8, plot_label(f"Mean {info.name}"), TITLE, weight="bold")
+        c.text(x0 + plot_w / 2, top + plot_h + 30, f"mean ({info.lower:g}–{info.upper:g}), 95% CI", LABEL, "middle")
+    return c.svg()
 
 
 def _toolkit_heatmap(
     by_key: dict[str, dict[str, GroupStats]], keys: list[str], runs: list[str], infos: list[MetricInfo]
 ) -> str:
     """Many runs: per scorer, the mean of each toolkit (rows, riskiest first) in each run (columns)."""
-    longest = max(len(plot_label(r)) for r in runs)
-    fig = _figure(max(4.5, 2.6 + 0.2 * len(runs)) * len(infos), 1.8 + 0.19 * len(keys) + 0.07 * longest)
-    axes = fig.subplots(1, len(infos), squeeze=False)[0]
-    for ax, info in zip(axes, infos, strict=True):
-        matrix = []
+    panels = []
+    for info in infos:
+        matrix: list[list[float | None]] = []
         for key in keys:
-            row = []
-            for run in runs:
-                g = by_key[key].get(run)
-                m = g.metrics.get(info.name) if g else None
-                row.append(m.mean if m is not None and finite(m.mean) else None)
-            matrix.append(row)
-        _heatmap(fig, ax, matrix, keys, runs, _cmap(info), info.lower, info.upper, f"mean {info.name}")
-        ax.set_title(plot_label(f"Mean {info.name}"), loc="left")
-    return _svg(fig)
+            matrix.append([m.mean if (m := _mean_of(by_key[key].get(run), info)) else None for run in runs])
+        anchors = RED_YELLOW_BLUE if info.higher_is_better else RED_YELLOW_BLUE[::-1]  # red is bad
+        span = (info.upper - info.lower) or 1.0
+        panels.append(
+            {
+                "title": plot_label(f"Mean {info.name}"),
+                "matrix": matrix,
+                "rows": keys,
+                "cols": runs,
+                "color": lambda v, a=anchors, lo=info.lower, s=span: color_at(a, (v - lo) / s),
+                "bar": (anchors, info.lower, info.upper, f"mean {info.name}", False),
+                "cell_text": lambda row, col, v, n=info.name: f"mean {n} {v:.2f}",
+            }
+        )
+    return _heatmaps("Mean score per toolkit and run", panels)
 
 
-# pass^k lines: one style per scorer, by its place among the report's scorers (line, marker, its name in captions).
-PASS_K_STYLES = (("-", "o", "solid"), ("--", "s", "dashed"), (":", "^", "dotted"), ("-.", "D", "dash-dotted"))
+# --------------------------------------------------------------------------------------------------- pass^k
+
+# pass^k lines: one style per scorer, by its place among the report's scorers (dashes, marker, its name in captions).
+PASS_K_STYLES = (
+    ("solid", "o", "solid"),
+    ("dashed", "s", "dashed"),
+    ("dotted", "^", "dotted"),
+    ("dash-dotted", "D", "dash-dotted"),
+)
 
 
 def pass_k_style(report: Report, scorer: str) -> tuple[str, str, str]:
@@ -380,30 +443,42 @@ def pass_k_legend(report: Report) -> str:
     return "; ".join(f"{pass_k_style(report, s)[2]}: {s}" for s in shown)
 
 
-@_with_rc
 def plot_pass_k(report: Report, colors: dict[str, str]) -> str | None:
-    if not any(p.values for p in report.pass_k):
+    lines = [p for p in report.pass_k if p.values]
+    if not lines:
         return None
-    fig = _figure(8.2, 3.6)
-    ax = fig.subplots()
-    handles, labels = [], []
-    kmax = 1
-    for p in report.pass_k:
-        if not p.values:
-            continue
-        ks = list(range(1, len(p.values) + 1))
-        kmax = max(kmax, ks[-1])
-        ls, marker, _ = pass_k_style(report, p.scorer)
-        (line,) = ax.plot(ks, p.values, linestyle=ls, marker=marker, color=colors.get(p.run, "#333333"), ms=4)
-        handles.append(line)
-        labels.append(f"{plot_label(p.run)} · {p.scorer} ({p.cases} cases)")
-    ax.set_xticks(range(1, kmax + 1))
-    ax.set_xlim(0.7, kmax + 0.3)
-    ax.set_ylim(0, 1.03)
-    ax.yaxis.set_major_formatter(_percent_formatter())
-    ax.set_xlabel("k (trials that must all pass)")
-    ax.set_ylabel("pass^k")
-    ax.set_title("pass^k by run and scorer", loc="left")
-    if handles:
-        fig.legend(handles, labels, loc="outside right upper")
-    return _svg(fig)
+    labels = [f"{plot_label(p.run)} · {p.scorer} ({p.cases} cases)" for p in lines]
+    kmax = max(len(p.values) for p in lines)
+    left, plot_w, top, plot_h = 54, 480, 26, 200
+    legend_x = left + plot_w + 20
+    c = Canvas(
+        legend_x + _widest(labels) + 40,
+        max(top + plot_h + 40, top + LINE * len(lines) + 8),
+        "pass^k by run and scorer",
+    )
+    x = Scale(0.7, kmax + 0.3, left, left + plot_w)
+    y = Scale(0.0, 1.03, top + plot_h, top)
+    ticks = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    c.y_axis(y, left, ticks, [tick_text(t, percent=True) for t in ticks], grid_to=left + plot_w)
+    ks = list(range(1, kmax + 1))
+    c.x_axis(x, top + plot_h, ks, [str(k) for k in ks], grid_to=top)
+    for n, (p, label) in enumerate(zip(lines, labels, strict=True)):
+        dash, marker, _ = pass_k_style(report, p.scorer)
+        color = colors.get(p.run, "#333333")
+        segment: list[tuple[float, float]] = []
+        for k, value in enumerate([*p.values, None], start=1):  # a None (no case has k trials) breaks the line
+            if value is None or not finite(value):
+                if len(segment) > 1:
+                    c.polyline(segment, color, 1.5, DASHES[dash])
+                segment = []
+                continue
+            segment.append((x(k), y(value)))
+            c.marker(x(k), y(value), marker, 2.6, color, f"{label}: pass^{k} = {_pct(value)}")
+        ly = top + 4 + LINE * n
+        c.polyline([(legend_x, ly - 3), (legend_x + 22, ly - 3)], color, 1.5, DASHES[dash])
+        c.marker(legend_x + 11, ly - 3, marker, 2.6, color)
+        c.text(legend_x + 28, ly, label, TICK)
+    c.text(left, 14, "pass^k by run and scorer", TITLE, weight="bold")
+    c.text(left + plot_w / 2, top + plot_h + 30, "k (trials that must all pass)", LABEL, "middle")
+    c.text(left - 38, top + plot_h / 2, "pass^k", LABEL, "middle", rotate=-90)
+    return c.svg()
