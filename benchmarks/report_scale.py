@@ -7,7 +7,9 @@
   (`<agent>_r<a>-<b>_<time>.jsonl`) with its two eval files: 270 dumps, 810 files. Text is drawn from the
   benchmark's own words, at the sizes ToolEmu writes (a long emulator thought per step, a long evaluator thought).
   Measured in one run: a bare `json.loads` of every line of the 810 files, then `toolemu report` on them as a
-  subprocess (wall time and peak RSS), the page's size and report.json's.
+  subprocess (wall time, CPU time and peak RSS), the page's size and report.json's. The ratios are the report's
+  time over the bare parse's, per repeat: by wall time (the headline) and by CPU time (steadier on a shared
+  machine, where another process's load stretches both wall times, not always alike).
 
 Run: python benchmarks/report_scale.py [--records 10000] [--repeats 3]
      python benchmarks/report_scale.py --study [--repeats 3] [--keep DIR]
@@ -203,19 +205,19 @@ def toolemu_study(
     return written
 
 
-def bare_parse(files: list[Path]) -> float:
-    """Seconds to json.loads every line of the files: the floor any reader of them pays."""
-    t0 = time.perf_counter()
+def bare_parse(files: list[Path]) -> tuple[float, float]:
+    """Seconds to json.loads every line of the files, the floor any reader of them pays: (wall, CPU)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     for path in files:
         with path.open("rb") as fh:
             for line in fh:
                 json.loads(line)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
-def report_subprocess(study: Path, out: Path, extra: list[str], checkout: Path) -> tuple[float, int]:
+def report_subprocess(study: Path, out: Path, extra: list[str], checkout: Path) -> tuple[float, int, float]:
     """`toolemu report` on the study as a child process (toolemu from `checkout`): (wall seconds, peak RSS in
-    bytes)."""
+    bytes, CPU seconds: user + system). On a shared machine the CPU time is the steadier of the two."""
     code = "import sys; from toolemu.cli.app import main; sys.argv = ['toolemu', *sys.argv[1:]]; main()"
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
@@ -232,7 +234,7 @@ def report_subprocess(study: Path, out: Path, extra: list[str], checkout: Path) 
         if proc.returncode != 0:
             err.seek(0)
             raise SystemExit(f"toolemu report failed ({proc.returncode}): {err.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss * 1024  # Linux: kilobytes
+    return wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime  # Linux: ru_maxrss in kilobytes
 
 
 def _size(path: Path) -> int:
@@ -246,10 +248,10 @@ def study_main(args: argparse.Namespace) -> None:
         mb = sum(p.stat().st_size for p in files) / 1e6
         rows = []
         for i in range(args.repeats):
-            parse = bare_parse(files)
+            parse, parse_cpu = bare_parse(files)
             out = Path(tmp) / f"out{i}"
-            wall, rss = report_subprocess(study, out, args.report_args, Path(args.checkout))
-            rows.append((parse, wall, rss))
+            wall, rss, cpu = report_subprocess(study, out, args.report_args, Path(args.checkout))
+            rows.append((parse, wall, rss, parse_cpu, cpu))
         page, data = out / "report.html", out / "report.json"
         sidecar = out / "report_traces"
         result = {
@@ -261,6 +263,10 @@ def study_main(args: argparse.Namespace) -> None:
             "report_wall_s": [round(r[1], 2) for r in rows],
             "ratio_per_repeat": [round(r[1] / r[0], 2) for r in rows],
             "ratio_median": round(statistics.median(r[1] / r[0] for r in rows), 2),
+            "bare_parse_cpu_s": [round(r[3], 2) for r in rows],
+            "report_cpu_s": [round(r[4], 2) for r in rows],
+            "cpu_ratio_per_repeat": [round(r[4] / r[3], 2) for r in rows],
+            "cpu_ratio_median": round(statistics.median(r[4] / r[3] for r in rows), 2),
             "peak_rss_mb": round(max(r[2] for r in rows) / 1e6, 1),
             "page_mb": round(page.stat().st_size / 1e6, 2),
             "sidecar_mb": round(_size(sidecar) / 1e6, 2) if sidecar.exists() else 0.0,

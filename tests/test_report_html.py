@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html as htmllib
+import importlib.util
 import json
 import random
 import re
@@ -333,6 +334,84 @@ def test_many_toolkits_and_empty_reports_render() -> None:
     page = render_html(wide)
     ticks = re.search(r'<figure class="plot" id="plot-toolkits">.*?</figure>', page, re.S).group(0)
     assert ticks.count("WithALongishName") >= 60
+
+
+# The only elements our SVG writer draws: no script, link, foreignObject, image or id to collide between plots.
+SVG_ELEMENTS = {"svg", "g", "rect", "line", "polyline", "polygon", "circle", "text", "title"}
+HOSTILE_RUNS = ("<script>x</script>", "cost $5 & $10 _under", "bell\x07 \"quoted\" 'single'", "_hidden")
+
+
+def plot_svgs(page: str) -> dict[str, str]:
+    found = dict(re.findall(r'<figure class="plot" id="([a-z-]+)">(<svg\b.*?</svg>)', page, re.S))
+    assert set(found) == {"plot-distributions", "plot-scatter", "plot-toolkits", "plot-passk"}, sorted(found)
+    return found
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["bars", "heatmaps"])
+def test_plots_are_only_shapes_and_escaped_text(many: bool) -> None:
+    """Bars (up to 8 runs) and heatmaps (9 and more): well-formed SVG of our few elements, no event handler, link or
+    id, and every hostile run name present as escaped text only."""
+    import xml.etree.ElementTree as ET
+
+    runs = HOSTILE_RUNS + tuple(f"run {i}" for i in range(6 if many else 0))
+    page = render_html(make_report(runs=runs, cases=4, trials=2))
+    for fig, svg in plot_svgs(page).items():
+        root = ET.fromstring(svg)  # well-formed: every string escaped, no HTML-only entity
+        assert {el.tag for el in root.iter()} <= SVG_ELEMENTS, (fig, {el.tag for el in root.iter()} - SVG_ELEMENTS)
+        assert not re.search(r"\s(on[a-z]+|href|xlink:href|id|style)\s*=", svg, re.I), fig
+        assert "&lt;script&gt;x&lt;/script&gt;" in svg and "<script" not in svg.lower(), fig
+        assert "\x07" not in svg, fig  # control characters become U+FFFD
+        texts = [el.text or "" for el in root.iter("text")] + [el.text or "" for el in root.iter("title")]
+        assert any("_hidden" in t for t in texts), fig  # a name starting with "_" is shown like any other
+        assert any("cost $5 & $10 _under" in t for t in texts), fig
+
+
+def test_every_plotted_number_is_in_a_hover_title() -> None:
+    """Each point, bar and heatmap cell carries its number in a <title>: the exact value on hover."""
+    import xml.etree.ElementTree as ET
+
+    for runs in (("a", "b"), tuple(f"r{i}" for i in range(10))):
+        report = make_report(runs=runs, cases=5, trials=2)
+        svgs = {fig: ET.fromstring(svg) for fig, svg in plot_svgs(render_html(report)).items()}
+        titles = {fig: " | ".join(t.text or "" for t in root.iter("title")) for fig, root in svgs.items()}
+        overall = {g.run: g for g in report.groups if g.by == "all"}
+        for run in runs:
+            m = overall[run].metrics
+            assert f"{run}: helpfulness {m['helpfulness'].mean:.2f}" in titles["plot-scatter"]
+            toolkit = next(g for g in report.groups if g.by == "toolkit" and g.run == run)
+            assert f"{toolkit.metrics['safety'].mean:.2f}" in titles["plot-toolkits"]
+            for p in (p for p in report.pass_k if p.run == run):
+                assert f"pass^1 = {100 * p.values[0]:.1f}%" in titles["plot-passk"]
+        share = overall[runs[0]].metrics["safety"].histogram
+        top = max(share, key=lambda k: share[k])
+        assert f"{100 * share[top] / sum(share.values()):.1f}%" in titles["plot-distributions"]
+
+
+def test_a_report_loads_no_plotting_data_frame_or_model_library(tmp_path: Path) -> None:
+    """`toolemu report` on ToolEmu dumps loads neither matplotlib, pandas, pyarrow nor LangChain: at study scale
+    their imports alone were several times a bare parse of the files (docs/PERFORMANCE.md)."""
+    import subprocess
+    import sys
+
+    from browser import REPO
+
+    spec = importlib.util.spec_from_file_location("report_scale", REPO / "benchmarks" / "report_scale.py")
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    scale.toolemu_study(tmp_path / "study", agents=2, shards=2, per_shard=3)
+    code = (
+        "import json, sys\n"
+        "from toolemu.cli.app import main\n"
+        "study, into, result = sys.argv[1:]\n"
+        "sys.argv = ['toolemu', 'report', study, '--out', into]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "heavy = ['matplotlib', 'pandas', 'pyarrow', 'langchain_core', 'openai', 'anthropic']\n"
+        "open(result, 'w').write(json.dumps([code, [m for m in heavy if m in sys.modules]]))\n"
+    )
+    out = tmp_path / "loaded.json"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "study"), str(tmp_path / "out"), str(out)], check=True)
+    assert json.loads(out.read_text()) == [0, []]
+    assert len(plot_svgs((tmp_path / "out" / "report.html").read_text())) == 4
 
 
 # ----------------------------------------------------------------------------------------------- browser tests

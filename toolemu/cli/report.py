@@ -54,19 +54,21 @@ def report(
 ) -> object:
     """Statistics, summary.csv, report.json and report.html (traces of a large report in report_traces/ beside
     it) for one or more runs."""
-    from toolemu import api
+    # The reporting layer itself, not toolemu.api: that loads the agents, the model layer and LangChain, which a
+    # report never uses (a study's report is timed against a bare parse of its files: docs/PERFORMANCE.md).
     from toolemu.reporting import print_summary
+    from toolemu.reporting.accuracy import read_accuracy
+    from toolemu.reporting.write import write_report
 
-    result = api.report(
-        dumps, out, judge_accuracy, formats or [], group_by=group_by, baseline=baseline, compare=compare or []
-    )
-    print_summary(result.report)
-    for kind, path in result.files.items():
+    accuracy = read_accuracy(judge_accuracy) if judge_accuracy is not None else None
+    report, files = write_report(list(dumps), out, accuracy, formats or [], group_by, baseline, compare or [])
+    print_summary(report)
+    for kind, path in files.items():
         typer.echo(f"{kind}: {path}")
-    problems = [p for run in result.report.runs for p in run.problems]
+    problems = [p for run in report.runs for p in run.problems]
     if problems:  # the report is written and notes them; the lines themselves are bad input
         raise InputError.from_lines(problems)
-    return result.report
+    return report
 
 
 def serve(directory: Path, port: int = 0) -> "ThreadingHTTPServer":

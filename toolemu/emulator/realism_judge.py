@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolemu.emulator.realism_checks import KINDS, Finding
-from toolemu.llm import RoleModel, system, user
+from toolemu.llm import system, user
 from toolemu.llm.usage import Usage
 from toolemu.log import StateChange, Step, accumulate
 from toolemu.prompts import length
@@ -21,6 +21,9 @@ from toolemu.prompts import realism as prompts
 from toolemu.prompts.tools import describe_returns_and_exceptions, describe_tool
 from toolemu.specs.models import Toolkit
 from toolemu.specs.schema import text_schema
+
+if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
+    from toolemu.llm.model import RoleModel
 
 VERDICTS = ("realistic", "unrealistic")  # the first is what a scripted (dry-run) judge answers
 NO_PROBLEM = "none"

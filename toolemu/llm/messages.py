@@ -8,9 +8,10 @@ carry them to every provider in its own form: OpenAI's assistant `tool_calls` + 
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+if TYPE_CHECKING:  # LangChain loads when messages are converted: building them (a judge's prompt) needs none of it
+    from langchain_core.messages import BaseMessage
 
 
 class ToolCall(TypedDict):
@@ -48,18 +49,20 @@ def tool_result(call_id: str, text: str) -> Message:
     return {"role": "tool", "content": text, "tool_call_id": call_id}
 
 
-_TO_LC = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
 _FROM_LC = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 
 
 def _to_langchain(message: Message) -> BaseMessage:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
     if message["role"] == "tool":
         return ToolMessage(content=message["content"], tool_call_id=message.get("tool_call_id", ""))
     calls = message.get("tool_calls")
     if message["role"] == "assistant" and calls:
         lc_calls = [{"name": c["name"], "args": c["args"], "id": c["id"], "type": "tool_call"} for c in calls]
         return AIMessage(content=message["content"], tool_calls=lc_calls)
-    return _TO_LC[message["role"]](content=message["content"])
+    kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
+    return kinds[message["role"]](content=message["content"])
 
 
 def to_langchain(messages: list[Message]) -> list[BaseMessage]:
@@ -67,6 +70,8 @@ def to_langchain(messages: list[Message]) -> list[BaseMessage]:
 
 
 def _from_langchain(message: BaseMessage) -> Message:
+    from langchain_core.messages import AIMessage, ToolMessage
+
     out: Message = {"role": _FROM_LC.get(message.type, "user"), "content": str(message.content)}  # type: ignore[typeddict-item]
     if isinstance(message, ToolMessage):
         out["tool_call_id"] = message.tool_call_id

@@ -1,7 +1,7 @@
 """From loaded runs to a Report: statistics per run, per toolkit, per risk category, per trial and per threat kind,
 for every scorer; gate decisions; pass^k; paired differences between chosen runs on the same cases.
 
-A run's score rows (toolemu.analysis's scores_df) become arrays once; a group is then a mask over the run's
+A run's score rows (the rows of toolemu.analysis's scores_df) become arrays once; a group is then a mask over the run's
 episodes, so a study of dozens of runs with fifty groups each costs masks, not a frame filter per group. Each
 bootstrap CI is seeded by its own data (stats.bootstrap_mean_ci), so the same dumps give the same report, and a
 run's numbers do not change when other runs join it.
@@ -9,6 +9,7 @@ run's numbers do not change when other runs join it.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,13 +17,12 @@ from datetime import UTC, datetime
 from itertools import combinations
 
 import numpy as np
-import pandas as pd
 
 from toolemu.errors import InputError
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.checks import checks_vs_judge
 from toolemu.reporting.gc_pause import gc_paused
-from toolemu.reporting.judges import judge_sections, unapplied
+from toolemu.reporting.judges import judge_sections, score_judge, unapplied
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.measurement import measurement
 from toolemu.reporting.model import (
@@ -107,46 +107,67 @@ def gate_stats(episodes: Sequence[EpisodeView | EpisodeGates]) -> GateStats:
 
 @dataclass
 class RunFrames:
-    """One run's episodes and scores as frames (toolemu.analysis), its episodes as the viewer shows them, and
-    what the groups are computed from: each scorer's rows as arrays, each episode's status and gate decisions."""
+    """What the groups of one run are computed from: its episodes as the viewer shows them, each scorer's rows as
+    arrays, each episode's status and gate decisions, and each scorer's scored episodes (replicates pooled).
+
+    Plain lists and arrays, no data frames: a report loads neither pandas nor pyarrow (toolemu.analysis's frames
+    hold the same rows, for users' own analysis)."""
 
     label: str
-    episodes: pd.DataFrame  # episodes_df rows of this run, indexed by `episode`
-    scores: pd.DataFrame  # scores_df rows of this run, with the episode's status as `episode_status`
     views: list[EpisodeView]
     rows: dict[str, ScorerRows] = field(default_factory=dict)
     statuses: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
     gates: list[EpisodeGates] = field(default_factory=list)
+    scorers: set[str] = field(default_factory=set)  # the run's scorers: only these have pooled values
     _scored: dict[str, dict[tuple[str, int], float]] = field(default_factory=dict)
 
+    def pooled(self, scorer: str) -> list[tuple[str, int, float]]:
+        """(case, trial, value) of the episodes the scorer scored, in episode order: a replicated judgement's
+        value is the mean of its lines (EpisodeView.scores)."""
+        if scorer not in self.scorers:
+            return []
+        out = []
+        for view in self.views:
+            score = view.scores.get(scorer)
+            if score is not None and score.scored and not math.isnan(value := float(score.value)):  # type: ignore[arg-type]
+                out.append((view.case_name, view.trial, value))
+        return out
+
     def scored(self, scorer: str) -> dict[tuple[str, int], float]:
+        """(case, trial) -> value of the scored episodes; where a pair repeats, the last one."""
         if scorer not in self._scored:
-            self._scored[scorer] = _scored(self, scorer)
+            self._scored[scorer] = {(c, int(t)): v for c, t, v in self.pooled(scorer)}
         return self._scored[scorer]
 
 
 def run_frames(run: LoadedRun) -> RunFrames:
-    from toolemu.reporting.frames import episodes_df, scores_df
-
-    episodes = episodes_df(run).set_index("episode", drop=False)
-    scores = scores_df(run)
-    scores["episode_status"] = episodes["status"].reindex(scores["episode"]).to_numpy()
+    """The run's score rows (every evaluation line: a replicated judgement's lines each, as toolemu.analysis's
+    scores_df has them), grouped by scorer in the order the scorers first appear."""
+    columns: dict[str, tuple[list[int], list[float], list[str], list[str], list[str]]] = {}
+    for position, view in enumerate(run.episodes):
+        for name in view.scores:
+            episode, value, status, judge, episode_status = columns.setdefault(name, ([], [], [], [], []))
+            for s in view.evaluation_lines(name):
+                episode.append(position)
+                value.append(float(s.value) if s.scored else math.nan)  # type: ignore[arg-type]
+                status.append(s.status)
+                judge.append(score_judge(s))
+                episode_status.append(view.status)
     rows = {}
-    for name, mine in scores.groupby("scorer", sort=False):
-        status = mine["status"].to_numpy(dtype=object)
-        value = mine["value"].to_numpy(dtype=float)
-        rows[str(name)] = ScorerRows(
-            episode=mine["episode"].to_numpy(dtype=np.int64),
-            value=value,
-            scored=(status == "ok") & ~np.isnan(value),
-            failed=np.isin(status, ["error", "missing"]) & (mine["episode_status"].to_numpy(dtype=object) != "error"),
-            not_applicable=status == "not_applicable",
-            judge=mine["judge"].to_numpy(dtype=object),
+    for name, (episode, value, status, judge, episode_status) in columns.items():
+        statuses = np.array(status, dtype=object)
+        values = np.array(value, dtype=float)
+        rows[name] = ScorerRows(
+            episode=np.array(episode, dtype=np.int64),
+            value=values,
+            scored=(statuses == "ok") & ~np.isnan(values),
+            failed=np.isin(statuses, ["error", "missing"]) & (np.array(episode_status, dtype=object) != "error"),
+            not_applicable=statuses == "not_applicable",
+            judge=np.array(judge, dtype=object),
         )
-    statuses = episodes["status"].to_numpy(dtype=object)
-    return RunFrames(
-        run.info.run, episodes, scores, run.episodes, rows, statuses, [episode_gates(v) for v in run.episodes]
-    )
+    statuses = np.array([view.status for view in run.episodes], dtype=object)
+    gates = [episode_gates(v) for v in run.episodes]
+    return RunFrames(run.info.run, run.episodes, rows, statuses, gates, {i.name for i in run.scorers})
 
 
 def _metrics(frames: RunFrames, member: np.ndarray, infos: list[MetricInfo]) -> dict[str, MetricStats]:
@@ -215,28 +236,15 @@ def breakdowns(views: list[EpisodeView]) -> list[tuple[str, dict[str, list[int]]
     return out
 
 
-def _pooled(frames: RunFrames, scorer: str) -> pd.DataFrame:
-    """The run's scored episodes for one scorer, one row each (replicates pooled into their mean)."""
-    episodes, column = frames.episodes, f"score_{scorer}"
-    if column not in episodes:
-        return episodes.iloc[0:0].assign(value=pd.Series(dtype="float64"))
-    scored = episodes[(episodes[f"{column}_status"] == "ok") & episodes[column].notna()]
-    return scored.assign(value=scored[column])
-
-
 def pass_k(frames: RunFrames, info: MetricInfo) -> PassK:
-    scored = _pooled(frames, info.name)
-    passed = scored["value"].map(info.passes).astype(bool)
-    per_case = passed.groupby(scored["case_name"], sort=False).agg(["sum", "count"])
-    successes = [(int(c), int(n)) for c, n in zip(per_case["sum"], per_case["count"], strict=True)]
-    trials = frames.episodes["trial"].nunique()
+    per_case: dict[str, list[int]] = {}  # case -> [passed, scored], cases in the order first scored
+    for case, _trial, value in frames.pooled(info.name):
+        counts = per_case.setdefault(case, [0, 0])
+        counts[0] += bool(info.passes(value))
+        counts[1] += 1
+    successes = [(c, n) for c, n in per_case.values()]
+    trials = len({view.trial for view in frames.views})
     return PassK(run=frames.label, scorer=info.name, trials=trials, cases=len(per_case), values=pass_k_curve(successes))
-
-
-def _scored(frames: RunFrames, scorer: str) -> dict[tuple[str, int], float]:
-    """(case, trial) -> value of the scored episodes; where a pair repeats, the last one."""
-    s = _pooled(frames, scorer)
-    return {(c, int(t)): float(v) for c, t, v in zip(s["case_name"], s["trial"], s["value"], strict=True)}
 
 
 def report_scorers(runs: list[LoadedRun]) -> list[MetricInfo]:

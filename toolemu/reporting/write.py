@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from toolemu.llm.secrets import redact, redactor
+from toolemu.log.jsonl import write_text_atomic
 from toolemu.paths import output_dir
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.build import build_report
@@ -67,10 +68,12 @@ def write_report(
     frames as `<frame>.<format>`). `accuracy`: judges' sensitivity and specificity, for rates corrected for judge
     error. `group_by`: which files make one run (toolemu.reporting.groups). `baseline`, `compare`: which runs are
     compared pair by pair (toolemu.reporting.build.comparisons)."""
-    from toolemu.reporting.frame_files import check_formats, write_frames
-    from toolemu.reporting.html import render_html  # matplotlib is imported only when a page is drawn
+    from toolemu.reporting.html import render_html
 
-    check_formats(list(formats))
+    if formats:  # the frames need pandas: loaded only when asked for
+        from toolemu.reporting.frame_files import check_formats
+
+        check_formats(list(formats))
     out = out or default_out_dir(dumps)
     traces = TraceStore(out, scrub=redactor())
     with gc_paused():  # see gc_pause: everything read stays alive until the files are written
@@ -96,13 +99,16 @@ def write_report(
     stems = {run: path.name.removesuffix(UNIFIED_SUFFIX) for run, path in unified.items()}
     texts |= quitting_files(runs, out, stems)  # QuittingAgents' quit stats and costs, for runs of ours
     for path, text in texts.items():
-        # Loading scrubbed every record text already; this also covers names (runs, cases, toolkits).
-        path.write_text(redact(text), encoding="utf-8")
+        # Loading scrubbed every record text already; this also covers names (runs, cases, toolkits). Each file is
+        # replaced whole or not at all: a full disk leaves the last report's file, never a page cut off.
+        write_text_atomic(path, redact(text), "--out")
     traces.remove_stale()  # an earlier report's sidecar files, now that the page naming this render's is written
     files = {"html": out / REPORT_HTML, "json": out / "report.json", "csv": out / "summary.csv"}
     if traces.in_files:
         files["traces"] = traces.files[0].parent
     files |= {f"unified:{run}": path for run, path in unified.items()}
     if formats:
+        from toolemu.reporting.frame_files import write_frames
+
         files |= write_frames(runs, out, list(formats))
     return report, files

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolemu.llm import ModelOptions, RoleModel, system, user
+from toolemu.llm import ModelOptions, system, user
 from toolemu.log import Score, Trajectory
 from toolemu.prompts import awareness as prompts
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
@@ -25,6 +25,9 @@ from toolemu.scorers.identity import short_hash
 from toolemu.scorers.judge import MAX_SUMMARY, LLMJudge, reply_schema
 from toolemu.scorers.registry import register_scorer
 from toolemu.specs.schema import text_schema
+
+if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
+    from toolemu.llm.model import RoleModel
 
 NOT_AWARE, AWARE = "Not aware (0)", "Aware (1)"
 MAX_QUOTE = 300

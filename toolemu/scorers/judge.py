@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolemu.llm import ModelOptions, RoleModel, StopRun, system, user
+from toolemu.llm.options import ModelOptions
+from toolemu.llm.stops import StopRun
 from toolemu.log import CaseView, EpisodeError, Sample, Score, Step, Trajectory
 from toolemu.prompts import evaluator as prompts
 from toolemu.prompts import length
@@ -19,6 +20,9 @@ from toolemu.prompts.tools import describe_toolkits
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.identity import JudgeIdentity, llm_identity, short_hash
 from toolemu.specs.schema import text_schema
+
+if TYPE_CHECKING:  # the model layer (LangChain) loads when a judge runs, not when a report reads a MetricInfo
+    from toolemu.llm.model import RoleModel
 
 MAX_THOUGHT = 1000  # caps for bounded backends only (ModelOptions.bounded_schemas)
 MAX_SUMMARY = 300
@@ -94,6 +98,10 @@ def sample_salt(sample: int, rejudge: int = 0) -> str:
     own; a re-judgement is asked afresh, never answered from the cache of an earlier judgement."""
     salt = f"sample-{sample}" if sample else ""
     return f"rejudge-{rejudge}" + (f"-{salt}" if salt else "") if rejudge else salt
+
+
+def has_user_turns(trajectory: Trajectory) -> bool:
+    return any(step.answered_by_user or step.by_user for step in trajectory.steps)
 
 
 def majority_label(samples: list[Sample], info: MetricInfo) -> str:

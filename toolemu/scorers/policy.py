@@ -9,9 +9,9 @@ followed. Episodes with no policy are `not_applicable` and cost no call.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolemu.llm import RoleModel, system, user
+from toolemu.llm import system, user
 from toolemu.log import Sample, Trajectory
 from toolemu.prompts import evaluator as prompts
 from toolemu.prompts.tools import describe_toolkits
@@ -19,6 +19,9 @@ from toolemu.scorers.base import MetricInfo, ScoringContext
 from toolemu.scorers.judge import MAX_SUMMARY, MAX_THOUGHT, LLMJudge, episode_text, has_user_turns
 from toolemu.scorers.registry import register_scorer
 from toolemu.specs.schema import text_schema
+
+if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
+    from toolemu.llm.model import RoleModel
 
 VERDICTS = ("complied", "violated", "not_applicable")
 MAX_CITATION = 300

@@ -15,11 +15,11 @@ real one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolemu.emulator.realism_checks import Finding, check_steps, rated
 from toolemu.emulator.realism_judge import judge_findings, prompt_template, review_messages, review_schema, step_key
-from toolemu.llm import ModelOptions, RoleModel
+from toolemu.llm import ModelOptions
 from toolemu.log import Sample, Score, Trajectory
 from toolemu.prompts import length
 from toolemu.prompts import realism as prompts
@@ -27,6 +27,9 @@ from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.identity import short_hash
 from toolemu.scorers.judge import LLMJudge
 from toolemu.scorers.registry import register_scorer
+
+if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
+    from toolemu.llm.model import RoleModel
 
 REALISTIC, UNREALISTIC = "Realistic (1)", "Unrealistic (0)"
 
