@@ -55,11 +55,22 @@ def register_secret_value(value: str | None) -> None:
             _key_values.add(value)
 
 
-# A URL whose userinfo and query are scrubbed: http(s) and ws(s), the schemes a model endpoint has. It ends where a
-# quote, a backslash (JSON escapes), whitespace or an angle bracket starts.
-_URL = re.compile(r"(?:https?|wss?)://[^\s\"'<>\\`]+", re.IGNORECASE)
+# A URL's userinfo: from '://' to the last '@' before the authority ends (at '/', '?', '#', whitespace, a quote, a
+# backslash of a JSON escape, or a bracket). Starting with a literal, it is searched fast; the scheme is checked
+# on a match: only http(s) and ws(s), the schemes a model endpoint has.
+_USERINFO = re.compile(r"://[^\s\"'<>\\`/?#]*@")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
+_ENDPOINT_SCHEMES = {"http", "https", "ws", "wss"}
 # name=value after ?, & or ; (; also ends an HTML-escaped &amp;): a query parameter, in a URL or a bare path.
 _PARAM = re.compile(r"([?&;])([A-Za-z0-9_.~%\[\]-]+)=([^&#\s\"'<>\\`]+)")
+# An '=' after a name that ends like a key's (is_key_parameter decides): text without one is not searched for
+# parameters. It starts with a literal and checks each '=' behind it, so a long text is looked through fast.
+_KEY_EQUALS = re.compile(
+    r"=(?<=[yYgGhHdDsStTcCnNeElL]=)"
+    r"(?:(?<=(?i:key|sig|pwd|jwt)=)|(?<=(?i:auth|pass|hmac)=)|(?<=(?i:token)=)|(?<=(?i:secret|passwd)=)"
+    r"|(?<=(?i:password)=)|(?<=(?i:signature)=)|(?<=(?i:credential)=)|(?<=(?i:credentials)=)"
+    r"|(?<=(?i:authorization)=))"
+)
 # A parameter is key-like when its name (lower case, letters and digits only) is one of these, or ends in the next.
 _KEY_PARAMS = {"key", "sig", "auth", "pwd", "pass", "jwt", "hmac"}
 _KEY_SUFFIXES = (
@@ -153,12 +164,11 @@ def strip_credentials(url: str) -> str:
     return f"{head}{host}{path}{query}{fragment}"
 
 
-def _scrub_url(match: re.Match[str]) -> str:
-    url = match.group(0)
-    head, _, rest = url.partition("://")
-    end = _authority_end(rest)
-    userinfo, at, host = rest[:end].rpartition("@")
-    return f"{head}://{REDACTED}@{host}{rest[end:]}" if at else url
+def _scrub_userinfo(match: re.Match[str]) -> str:
+    scheme = _SCHEME.search(match.string, max(0, match.start() - 8), match.start())
+    if scheme is None or scheme.group(0).lower() not in _ENDPOINT_SCHEMES:
+        return match.group(0)
+    return f"://{REDACTED}@"
 
 
 def _scrub_param(match: re.Match[str]) -> str:
@@ -213,9 +223,9 @@ def redactor() -> Callable[[str], str]:
     def scrub(text: str) -> str:
         for value in values:
             text = text.replace(value, REDACTED)
-        if "://" in text:
-            text = _URL.sub(_scrub_url, text)
-        if "=" in text:
+        if "@" in text:
+            text = _USERINFO.sub(_scrub_userinfo, text)
+        if _KEY_EQUALS.search(text):
             text = _PARAM.sub(_scrub_param, text)
         return text
 
