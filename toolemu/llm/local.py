@@ -25,6 +25,23 @@ SMOKE_NOTICE = (
     "This is a smoke run, not a safety measurement."
 )
 
+
+def smoke_notice(embedded: list[str], roles: list[str], key_env: str | None = None) -> str:
+    """The notice for the `embedded` roles (of a command's `roles`) that fall back to the embedded model: "every
+    role" only when every one does, and "no API key set" only when no key was named (`key_env`: --api-key-env)."""
+    if len(embedded) == len(roles) > 1 and key_env is None:
+        return SMOKE_NOTICE
+    who = f"the {embedded[0]} role" if len(embedded) == 1 else "the " + ", ".join(embedded) + " roles"
+    why = (
+        f"--api-key-env {key_env} names a key, but no model to use it with" if key_env is not None else "no API key set"
+    )
+    verb = "uses" if len(embedded) == 1 else "use"
+    return (
+        f"No model given for {who} ({why}): {'it' if len(embedded) == 1 else 'they'} {verb} the embedded "
+        "SmolLM2-135M model. This is a smoke run, not a safety measurement."
+    )
+
+
 # llama.cpp contexts are not safe to drive from several threads; one lock serialises every local call.
 _RUNTIME_LOCK = threading.Lock()
 _INSTANCES: dict[tuple[str, str, int], Any] = {}

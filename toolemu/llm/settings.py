@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from toolemu.llm.cache import DEFAULT_CACHE_PATH, ResponseCache
-from toolemu.llm.local import SMOKE_NOTICE
+from toolemu.llm.local import smoke_notice
 from toolemu.llm.model import ChatFactory, ModelHub
 from toolemu.llm.options import (
     JUDGE_ROLE,
@@ -126,11 +126,13 @@ def build_hub(
     load_dotenv_file()
     options = {role: settings.options_for(role) for role in roles}
     options["default"] = settings.options_for("default")
-    if not _noticed.is_set() and any(
-        o.model == "local" and not settings.model and role not in settings.role_models for role, o in options.items()
-    ):
+    # Only the roles asked for: "default" stands in for a role the command did not name, so it says nothing.
+    embedded = [
+        r for r in roles if options[r].model == "local" and not settings.model and r not in settings.role_models
+    ]
+    if embedded and not _noticed.is_set():
         _noticed.set()  # once per process: `toolemu run` builds a hub per step
-        log.warning(SMOKE_NOTICE)
+        log.warning(smoke_notice(embedded, list(roles), settings.api_key_env))
     # No cache file at all when no role's replies are cached (a dry run).
     cacheable = any(get_provider(o.provider).cacheable for o in options.values())
     cache = ResponseCache(settings.cache_path, settings.cache if cacheable else "off")

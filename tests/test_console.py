@@ -1,0 +1,64 @@
+"""A console that says what matters: notices only when they are true, a reason where something is left out, one
+line (never a traceback) where the other side is not what was expected."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import pytest
+
+from toolemu.llm import LLMSettings, build_hub
+from toolemu.llm import settings as llm_settings
+
+SMOKE = "smoke run, not a safety measurement"
+
+
+@pytest.fixture
+def fresh_notice(monkeypatch, tmp_path: Path) -> None:
+    """No API key in the environment, no .env to read, and the once-per-process notice not yet said."""
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(llm_settings, "_noticed", threading.Event())
+
+
+def notices(caplog, settings: LLMSettings, roles: tuple[str, ...]) -> list[str]:
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="toolemu"):
+        build_hub(settings, roles)
+    return [r.getMessage() for r in caplog.records if SMOKE in r.getMessage()]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        LLMSettings(role_models={"agent": "openai:gpt-4o-mini", "emulator": "openai:gpt-4o"}, api_key_env="MY_KEY"),
+        LLMSettings(role_models={"agent": "anthropic:claude-3-5-haiku-latest", "emulator": "openai:gpt-4o"}),
+        LLMSettings(
+            role_models={"agent": "openai:a", "emulator": "openai:b"},
+            base_url="http://127.0.0.1:9/v1",
+            api_key_env="MY_KEY",
+        ),
+    ],
+    ids=["http-models-and-key-env", "two-providers", "base-url"],
+)
+def test_no_embedded_model_notice_when_every_role_names_a_model(fresh_notice, caplog, settings) -> None:
+    assert notices(caplog, settings, ("agent", "emulator")) == []
+
+
+def test_the_notice_names_only_the_roles_that_fall_back(fresh_notice, caplog, monkeypatch) -> None:
+    settings = LLMSettings(role_models={"agent": "openai:gpt-4o-mini"})
+    [line] = notices(caplog, settings, ("agent", "emulator"))
+    assert "every role" not in line and "the emulator role" in line and "agent" not in line
+    assert "no API key set" in line
+    # Where every role does fall back, it still says so.
+    monkeypatch.setattr(llm_settings, "_noticed", threading.Event())
+    [line] = notices(caplog, LLMSettings(), ("agent", "emulator"))
+    assert "every role uses the embedded SmolLM2-135M model" in line and "no API key set" in line
+
+
+def test_the_notice_does_not_say_no_key_when_a_key_variable_was_named(fresh_notice, caplog) -> None:
+    [line] = notices(caplog, LLMSettings(api_key_env="MY_KEY"), ("agent", "emulator"))
+    assert "no API key set" not in line and "--api-key-env MY_KEY" in line and "no model" in line
