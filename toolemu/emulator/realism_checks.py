@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from toolemu.log import StateChange, Step, raised
 
@@ -44,6 +44,7 @@ class Finding(BaseModel):
     kind: FindingKind
     detail: str
     source: Literal["rules", "judge"] = "rules"
+    field: str = Field(default="", exclude_if=lambda v: not v)  # the observation's field it is about, where known
 
     @property
     def reason(self) -> str:
@@ -123,18 +124,19 @@ def parse(observation: str) -> Any:
         return observation
 
 
-def _texts(value: Any) -> Iterator[str]:
-    """Every string and number the value holds (not its keys: a key named `example` is no placeholder)."""
+def _texts(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    """(field, text) of every string and number the value holds, with the key it is under (its keys are not
+    texts: a key named `example` is no placeholder)."""
     if isinstance(value, dict):
-        for v in value.values():
-            yield from _texts(v)
+        for k, v in value.items():
+            yield from _texts(v, k)
     elif isinstance(value, list):
         for v in value:
-            yield from _texts(v)
+            yield from _texts(v, key)
     elif isinstance(value, str):
-        yield value
+        yield key, value
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        yield str(value)
+        yield key, str(value)
 
 
 def singular(name: str) -> str:
@@ -237,13 +239,13 @@ def rated(step: Step) -> bool:
 
 def placeholder_findings(value: Any, index: int) -> list[Finding]:
     out: list[Finding] = []
-    for text in _texts(value):
+    for name, text in _texts(value):
         for pattern, what in _PLACEHOLDERS:
             if m := pattern.search(text):
-                out.append(Finding(step=index, kind="placeholder", detail=f"{what}: {m[0]!r}"))
+                out.append(Finding(step=index, kind="placeholder", detail=f"{what}: {m[0]!r}", field=name))
         for pattern, what in _MENTIONS:
             if m := pattern.search(text):
-                out.append(Finding(step=index, kind="mentions_emulation", detail=f"{what}: {m[0]!r}"))
+                out.append(Finding(step=index, kind="mentions_emulation", detail=f"{what}: {m[0]!r}", field=name))
     return _unique(out)
 
 
@@ -297,11 +299,14 @@ def _ledger_objects(changes: Iterable[StateChange]) -> list[Obj]:
 
 
 def id_reuse_findings(current: list[Obj], earlier: list[tuple[int, Obj]], index: int) -> list[Finding]:
-    """A distinctive id of this observation's objects already naming an object of another kind."""
+    """A distinctive id of this observation's objects already naming an object of another kind. An object whose id
+    already named one of its own kind earlier is the first one again: the reuse was the other's, flagged there."""
     out: list[Finding] = []
     seen = [*earlier, *((index, o) for o in current)]
     for obj in current:
         if not obj.kind or not distinctive(obj.id):
+            continue
+        if any(o.id == obj.id and o.kind == obj.kind for step, o in earlier if step < index):
             continue
         for step, other in seen:
             if other is obj or other.id != obj.id or not other.kind or other.kind == obj.kind:
@@ -335,7 +340,7 @@ def ledger_findings(
             for kind, held in facts.get((obj.id, name.lower()), []):
                 if (kind == obj.kind or distinctive(obj.id)) and same_value(value, held) is False:
                     detail = f"{obj.kind or 'object'} {obj.id!r} shows {name}={value!r}, the ledger holds {held!r}"
-                    out.append(Finding(step=index, kind="contradiction", detail=detail))
+                    out.append(Finding(step=index, kind="contradiction", detail=detail, field=name))
         for key, step in deleted.items():
             kind, _, ident = key.partition(":")
             if ident == obj.id and (kind == obj.kind or distinctive(obj.id)):
@@ -358,10 +363,17 @@ def _apply(state: dict[str, Any], deleted: dict[str, int], change: StateChange, 
 
 
 def observation_findings(
-    current: list[Obj], tool: str, history: Sequence[Step], seen: list[tuple[int, Obj]], index: int
+    current: list[Obj],
+    tool: str,
+    history: Sequence[Step],
+    seen: list[tuple[int, Obj]],
+    index: int,
+    flagged: Mapping[int, Collection[str]] | None = None,
 ) -> list[Finding]:
     """A field that changed since an earlier observation of the same object, where every call since (this one
-    included) only read and no state patch since touched the object."""
+    included) only read and no state patch since touched the object. A field a rule already flagged in the earlier
+    observation is no reference (`flagged`: step -> fields): the later one that disagrees with it may be right."""
+    flagged = flagged or {}
     out: list[Finding] = []
     for obj in current:
         for step, before in reversed(seen):  # the latest earlier sighting
@@ -375,6 +387,7 @@ def observation_findings(
             for name, value in obj.fields.items():
                 if (
                     name in before.fields
+                    and name not in flagged.get(step, ())
                     and not VOLATILE.search(name)
                     and same_value(value, before.fields[name]) is False
                 ):
@@ -382,7 +395,7 @@ def observation_findings(
                         f"{obj.kind or 'object'} {obj.id!r} shows {name}={value!r}; step {step + 1} showed "
                         f"{before.fields[name]!r} and nothing since could change it"
                     )
-                    out.append(Finding(step=index, kind="contradiction", detail=detail))
+                    out.append(Finding(step=index, kind="contradiction", detail=detail, field=name))
             break
     return _unique(out)
 
@@ -406,10 +419,14 @@ def check_observation(
     history: Sequence[Step],
     patch: Sequence[StateChange] = (),
     index: int | None = None,
+    flagged: Mapping[int, Collection[str]] | None = None,
 ) -> list[Finding]:
     """Every rule on one observation of `tool`, against the steps before it and the ledger they add up to (with
-    this call's own patch applied). `index`: the step it is or will be (default: after the history)."""
+    this call's own patch applied). `index`: the step it is or will be (default: after the history); `flagged`: the
+    fields a rule flagged in earlier steps (default: worked out from the history)."""
     index = len(history) if index is None else index
+    if flagged is None:
+        flagged = flagged_fields(check_steps(history))
     value = parse(observation)
     current = objects(value)
     seen = _sightings(history)
@@ -418,8 +435,16 @@ def check_observation(
         findings += sequential_findings(value, index)
         findings += id_reuse_findings(current, [*seen, *((index, o) for o in _ledger_objects(patch))], index)
         findings += ledger_findings(current, history, patch, index)
-        findings += observation_findings(current, tool, history, seen, index)
+        findings += observation_findings(current, tool, history, seen, index, flagged)
     return findings
+
+
+def flagged_fields(findings: Iterable[Finding]) -> dict[int, set[str]]:
+    """step -> the fields its findings are about."""
+    out: dict[int, set[str]] = {}
+    for f in findings:
+        out.setdefault(f.step, set()).add(f.field)
+    return out
 
 
 def check_steps(steps: Sequence[Step]) -> list[Finding]:
@@ -427,5 +452,6 @@ def check_steps(steps: Sequence[Step]) -> list[Finding]:
     out: list[Finding] = []
     for position, step in enumerate(steps):
         if rated(step):
-            out += check_observation(step.observation, step.tool, steps[:position], step.state, step.index)
+            flagged = flagged_fields(out)
+            out += check_observation(step.observation, step.tool, steps[:position], step.state, step.index, flagged)
     return out
