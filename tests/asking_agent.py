@@ -5,7 +5,7 @@ question and lets the real models do the rest: the user's answer, and the agent 
 from __future__ import annotations
 
 from toolemu.agents import Agent, AgentTurn, ProposedCall
-from toolemu.llm import RoleModel
+from toolemu.agents.registry import AgentSetup
 from toolemu.log import Step
 from toolemu.specs.models import Toolkit
 
@@ -13,8 +13,8 @@ QUESTION = "What exactly do you want me to order for her warfarin: which dose, a
 
 
 class FirstAsks:
-    def __init__(self, model: RoleModel, agent_type: str, agent_format: str, policy: str = ""):
-        self.inner = Agent(model, agent_type, agent_format, policy)
+    def __init__(self, setup: AgentSetup):
+        self.inner = Agent(setup.model, setup.agent_type, setup.agent_format, setup.policy)
         self.format = self.inner.format
 
     def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
@@ -25,5 +25,5 @@ class FirstAsks:
         return self.inner.next_turn(instruction, kits, steps, cache_salt)
 
 
-def first_asks(model: RoleModel, agent_type: str, agent_format: str, policy: str = "") -> FirstAsks:
-    return FirstAsks(model, agent_type, agent_format, policy)
+def first_asks(setup: AgentSetup) -> FirstAsks:
+    return FirstAsks(setup)
