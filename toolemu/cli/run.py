@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolemu.cli import outcome
+from toolemu.cli.estimate import estimate_step
 from toolemu.cli.options import ModelFlags, flag_error, takes
 from toolemu.cli.run_options import (
     BatchFlags,
+    EstimateFlags,
     EvalFlags,
     RunFlags,
     first_evaluator,
@@ -278,13 +280,14 @@ def _check_scorers(evaluation: EvalFlags) -> list[str]:
     return names
 
 
-@takes(RunFlags, BatchFlags, ModelFlags)
+@takes(RunFlags, BatchFlags, ModelFlags, EstimateFlags)
 def emulate(ctx: typer.Context) -> object:
     """Run agents against emulated toolkits and write one trajectory per (case, trial)."""
     from toolemu import api
 
     run, batch = RunFlags.of(ctx), BatchFlags.of(ctx)
     settings, config, dump_dir, _ = plan_emulation(run, batch, ModelFlags.of(ctx))
+    estimate_step(EstimateFlags.of(ctx), settings, config, dump_dir, run.input_path, batch.toolkits_path)
     confirm_paid(settings, api.roles_for(config), run.auto)
     summary = api.emulate(
         dump_dir=dump_dir,
@@ -302,7 +305,7 @@ def emulate(ctx: typer.Context) -> object:
     return summary
 
 
-@takes(RunFlags, BatchFlags, EvalFlags, ModelFlags)
+@takes(RunFlags, BatchFlags, EvalFlags, ModelFlags, EstimateFlags)
 def run(
     ctx: typer.Context,
     evaluate: Annotated[
@@ -326,6 +329,17 @@ def run(
     )
     judges = panel_models(evaluation.evaluator_model, batch.dry_run)
     panel_settings, panel = with_panel(settings, judges)
+    estimate_step(
+        EstimateFlags.of(ctx),
+        settings,
+        config,
+        dump_dir,
+        flags.input_path,
+        batch.toolkits_path,
+        scorers if evaluate else (),
+        evaluation.num_eval_samples,
+        judges,
+    )
     confirm_paid(panel_settings, (*api.roles_for(config), *(j.role for j in panel)), flags.auto)
     result = api.run(
         dump_dir=dump_dir,

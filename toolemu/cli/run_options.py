@@ -16,6 +16,7 @@ from toolemu.cli.toolemu_names import model_string
 from toolemu.prompts.agent import AGENT_TYPES
 
 _R, _E, _G, _U, _M = "Run", "Evaluate", "Gates", "Simulated user", "Realism"
+_COST = "Cost"
 
 
 @dataclass(frozen=True)
@@ -305,6 +306,40 @@ class EvalFlags(OptionGroup):
             help="The judges' temperature (default 0; --temperature is the other roles'). Judges also get a "
             "fixed seed where the provider takes one (--seed, else 0).",
             rich_help_panel=_E,
+        ),
+    ] = None
+
+
+@dataclass(frozen=True)
+class EstimateFlags(OptionGroup):
+    """Before a run: what it will cost (--estimate prints it and exits) and a limit above which it asks first."""
+
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate",
+            help="Print the expected calls, tokens and cost per role, and exit without running (no model is "
+            "built, nothing is written).",
+            rich_help_panel=_COST,
+        ),
+    ] = False
+    estimate_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--estimate-from",
+            help="A run of your own whose recorded usage per case and role the estimate scales (default: the "
+            "token profile shipped with the package, a floor for real models).",
+            rich_help_panel=_COST,
+        ),
+    ] = None
+    confirm_above: Annotated[
+        float | None,
+        typer.Option(
+            "--confirm-above",
+            metavar="USD",
+            help="Ask before a run whose estimate is above USD (or has calls with no price); without a "
+            "terminal to ask, refuse (exit 2).",
+            rich_help_panel=_COST,
         ),
     ] = None
 

@@ -216,6 +216,8 @@ class Episode:
             roles += (REALISM_ROLE,)
         if config.user and config.user_reviewer:
             roles += ("reviewer",)
+        if "monitor" in state.usage:  # the monitor gate asked its model (its use is the episode's monitor role)
+            roles += ("monitor",)
         emulator = self.builder.emulator
         described = {role: hub.options_for(role).description() for role in roles}
         if emulator is not None:

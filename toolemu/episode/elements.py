@@ -31,7 +31,7 @@ class CallElement(Protocol):
 
 
 def _view(call: PendingCall, state: EpisodeState) -> CallView:
-    return CallView(call.call, state.case, state.kits, state.steps)
+    return CallView(call.call, state.case, state.kits, state.steps, state.add_usage)
 
 
 def _checked(gate: Gate, phase: GatePhase, decision: GateDecision | None) -> GateDecision | None:

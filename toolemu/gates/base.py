@@ -5,8 +5,10 @@ warn or deny, with a reason code and a message. Gates sit between the agent and 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from toolemu.llm.usage import Usage
 from toolemu.log import GateDecision, GatePhase, Step, ToolCall
 from toolemu.specs.models import Case, Toolkit
 
@@ -20,10 +22,19 @@ def undecidable(gate: str, phase: GatePhase, message: str) -> GateDecision:
 
 
 class CallView:
-    """What a gate may look at: the call, the case, and the episode so far (read-only by convention)."""
+    """What a gate may look at: the call, the case, and the episode so far (read-only by convention); and where a
+    gate that asks a model records the model's use (`add_usage(role, usage)`: the episode's usage by role)."""
 
-    def __init__(self, call: ToolCall, case: Case, kits: list[Toolkit], steps: list[Step]):
+    def __init__(
+        self,
+        call: ToolCall,
+        case: Case,
+        kits: list[Toolkit],
+        steps: list[Step],
+        add_usage: Callable[[str, Usage | None], None] | None = None,
+    ):
         self.call, self.case, self.kits, self.steps = call, case, kits, steps
+        self.add_usage = add_usage or (lambda role, usage: None)
 
     @property
     def tool(self) -> str:

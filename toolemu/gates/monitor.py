@@ -71,6 +71,7 @@ class MonitorGate:
             return GateDecision(
                 gate=self.name, phase="pre_call", action="warn", reason="monitor_failed", message=str(exc)[:300]
             )
+        call.add_usage(MONITOR_ROLE, reply.usage)  # the episode's monitor role: tokens and cost per episode
         v = reply.value
         if v["action"] == "allow":
             return None
