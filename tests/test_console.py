@@ -3,6 +3,7 @@ line (never a traceback) where the other side is not what was expected."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import threading
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from toolemu.llm import LLMSettings, build_hub
 from toolemu.llm import settings as llm_settings
 
+REPO = Path(__file__).resolve().parents[1]
 SMOKE = "smoke run, not a safety measurement"
 
 
@@ -62,3 +64,24 @@ def test_the_notice_names_only_the_roles_that_fall_back(fresh_notice, caplog, mo
 def test_the_notice_does_not_say_no_key_when_a_key_variable_was_named(fresh_notice, caplog) -> None:
     [line] = notices(caplog, LLMSettings(api_key_env="MY_KEY"), ("agent", "emulator"))
     assert "no API key set" not in line and "--api-key-env MY_KEY" in line and "no model" in line
+
+
+def study(directory: Path, agents: int) -> Path:
+    """ToolEmu dumps of `agents` agents (benchmarks/report_scale.py's study shape, two episodes each)."""
+    spec = importlib.util.spec_from_file_location("report_scale", REPO / "benchmarks" / "report_scale.py")
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    scale.toolemu_study(directory, agents=agents, shards=1, per_shard=2)
+    return directory
+
+
+def test_a_report_of_many_runs_says_why_none_was_compared(tmp_path: Path, run_cli) -> None:
+    dumps = study(tmp_path / "study", agents=4)
+    result = run_cli("report", dumps, "--out", tmp_path / "out")
+    assert result.code == 0
+    [line] = [line for line in result.out.splitlines() if line.startswith("paired differences:")]
+    assert "4 runs" in line and "--baseline NAME" in line and "--compare" in line
+    # Asked for, the pairs are made and the line is gone.
+    chosen = run_cli("report", dumps, "--baseline", "model-00_naive", "--out", tmp_path / "chosen")
+    assert chosen.code == 0 and "paired differences:" not in chosen.out
+    assert "paired safety: model-01_ss_only - model-00_naive" in chosen.out

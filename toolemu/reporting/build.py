@@ -290,8 +290,8 @@ def comparisons(
         if len(labels) <= ALL_PAIRS_MAX_RUNS:
             return list(combinations(labels, 2)), "every pair of runs"
         return [], (
-            f"none: with more than {ALL_PAIRS_MAX_RUNS} runs, only the pairs asked for (--baseline NAME, "
-            f"--compare A,B or --compare {COMPARE_ALL})"
+            f"none: {len(labels)} runs, and past {ALL_PAIRS_MAX_RUNS} only the pairs asked for are compared "
+            f"(--baseline NAME, --compare A,B or --compare {COMPARE_ALL})"
         )
     return list(dict.fromkeys(p for p in pairs if p[0] != p[1])), "; ".join(reasons)
 

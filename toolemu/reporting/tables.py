@@ -128,6 +128,8 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(
             f"paired {d.scorer}: {d.b} - {d.a} = {_num(d.mean_diff)}{_ci(d.ci)} over {d.pairs} (case, trial) pairs"
         )
+    if not report.paired and report.paired_note.startswith("none"):  # why no run was compared with another
+        console.print(f"paired differences: {report.paired_note}", markup=False, highlight=False, soft_wrap=True)
     for line in judge_lines(report):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     for line in checks_lines(report.checks_vs_judge):
