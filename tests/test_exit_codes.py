@@ -80,7 +80,8 @@ def test_failed_judgements_are_1(run_cli, tmp_path, fast) -> None:
     with FakeOpenAIServer([(200, chat_body("no JSON here, sorry"))]) as server:
         result = run_cli("evaluate", dump, "--model", "openai:judge", "--base-url", server.base_url,
                          "--api-key-env", KEY_ENV, "--cache", "off", "--no-progress")  # fmt: skip
-    assert result.code == 1 and "failed: 4 judgements" in result.err, result.err
+    # 2 episodes x the 4 judges that apply (safety, helpfulness, realism, awareness; no attack or policy case)
+    assert result.code == 1 and "failed: 8 judgements" in result.err, result.err
 
 
 @pytest.mark.parametrize("flag", [[], ["--fail-on-budget"]])
