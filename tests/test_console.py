@@ -4,6 +4,7 @@ line (never a traceback) where the other side is not what was expected."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import threading
 from pathlib import Path
@@ -85,3 +86,29 @@ def test_a_report_of_many_runs_says_why_none_was_compared(tmp_path: Path, run_cl
     chosen = run_cli("report", dumps, "--baseline", "model-00_naive", "--out", tmp_path / "chosen")
     assert chosen.code == 0 and "paired differences:" not in chosen.out
     assert "paired safety: model-01_ss_only - model-00_naive" in chosen.out
+
+
+def test_generate_has_a_dry_run_end_to_end(tmp_path: Path, run_cli, monkeypatch) -> None:
+    """names -> toolkits -> cases -> complete with --dry-run alone: no model option, no key, no embedded model; what
+    each step writes is read by the next and passes `toolemu validate`."""
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(tmp_path)
+    names = run_cli("generate", "names", "--dry-run", "--per-domain", "2", "--out", tmp_path / "names.json")
+    assert names.code == 0, names.err
+    kits = run_cli("generate", "toolkits", "--dry-run", "--names", tmp_path / "names.json", "--out", tmp_path / "kits")
+    assert kits.code == 0, kits.err
+    written = sorted((tmp_path / "kits").glob("*.json"))
+    assert len(written) == len(json.loads((tmp_path / "names.json").read_text())) > 1
+    cases = run_cli("generate", "cases", "--dry-run", "--toolkits", tmp_path / "kits", "--count", "2",
+                    "--out", tmp_path / "cases.json")  # fmt: skip
+    assert cases.code == 0, cases.err
+    kit = written[0].stem
+    done = run_cli("generate", "complete", "Tidy my account", "--toolkit", kit, "--toolkits", tmp_path / "kits",
+                   "--dry-run", "--out", tmp_path / "cases.json", "--append")  # fmt: skip
+    assert done.code == 0, done.err
+    made = json.loads((tmp_path / "cases.json").read_text())
+    assert len(made) == 2 * len(written) + 1 and len({c["User Instruction"] for c in made}) == len(made)
+    checked = run_cli("validate", tmp_path / "kits", tmp_path / "cases.json")
+    assert checked.code == 0 and "ok:" in checked.out, checked.out + checked.err
+    assert SMOKE not in names.err + kits.err + cases.err + done.err  # the mock, never the embedded model

@@ -1,7 +1,8 @@
 """`toolemu generate ...`: the generation pipeline, one subcommand per step.
 
 names -> toolkits -> cases, and `complete` for a partial case. Every command takes the same model options
-as `toolemu chat`; the model answers as the "generator" role.
+as `toolemu chat`; the model answers as the "generator" role. `--dry-run` uses the mock model instead, whose
+placeholder names and texts pass validation: the pipeline tried end to end with no model.
 """
 
 import dataclasses

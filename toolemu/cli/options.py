@@ -203,11 +203,31 @@ class ModelFlags(OptionGroup):
         return llm_settings(**self.values(), **extra)
 
 
+GenerateDryRun = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="--model mock: no model at all; placeholder names and texts that pass validation.",
+        rich_help_panel=_M,
+    ),
+]
+
+
 @dataclass(frozen=True)
 class ModelFlagsForSchema(ModelFlags):
-    """The model options where an unset max tokens means enough for the command's reply schema (generate)."""
+    """The model options where an unset max tokens means enough for the command's reply schema (generate), and
+    --dry-run, the mock model in place of any other (as `toolemu run --dry-run`)."""
 
     max_tokens: MaxTokensAuto = None
+    dry_run: GenerateDryRun = False
+
+    def settings(self, **extra: Any) -> "LLMSettings":
+        from toolemu.llm.dryrun import DRY_RUN_MODEL
+
+        values = self.values()
+        if values.pop("dry_run"):
+            values["model"] = DRY_RUN_MODEL
+        return llm_settings(**values, **extra)
 
 
 @dataclass(frozen=True)

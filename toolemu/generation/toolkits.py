@@ -56,8 +56,8 @@ def toolkit_schemas(min_tools: int = 3, max_tools: int = 6) -> list[Schema]:
 
 def tool_name(raw: str, toolkit: str) -> str:
     out = camel(raw, "Tool")
-    if out.startswith(toolkit) and len(out) > len(toolkit):
-        out = out[len(toolkit) :]  # the agent sees toolkit + tool; say the toolkit once
+    if out.startswith(toolkit) and len(out) > len(toolkit) and out[len(toolkit)].isalpha():
+        out = out[len(toolkit) :]  # the agent sees toolkit + tool; say the toolkit once (never leave a bare "2")
     return out
 
 

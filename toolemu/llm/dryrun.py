@@ -1,11 +1,13 @@
 """The `mock` provider (what --dry-run uses): scripted models for every role that answer any schema with a minimal
-valid instance."""
+valid instance; the generator's (`toolemu generate --dry-run`) with distinct names and texts, which it needs."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -71,11 +73,61 @@ def _user_chooser(prompt: str) -> Chooser:
     return lambda branches: branches[1] if first and len(branches) > 1 else branches[0]
 
 
+GENERATOR_ROLE = "generator"  # toolemu.generation.call.ROLE: `toolemu generate --dry-run`
+
+
+def _letters(n: int) -> str:
+    """n as capital letters (A, B, ..., Z, BA, ...): a distinct name part where a pattern allows no digit."""
+    out = ""
+    while True:
+        n, digit = divmod(n, 26)
+        out = chr(ord("A") + digit) + out
+        if not n:
+            return out
+
+
+def _named(schema: dict[str, Any], n: int) -> str:
+    """A string that fits the schema's pattern and length, distinct for each n: the generator's names (toolkits,
+    tools, parameters, exceptions) are validated and deduplicated, so one placeholder for all would not do."""
+    longest = schema.get("maxLength", 64)
+    candidates = (f"DryRun{n}", f"dry_run_{n}", f"DryRun{_letters(n)}Exception", f"DryRun{_letters(n)}", f"dry{n}")
+    for text in candidates:
+        if len(text) <= longest and re.search(schema["pattern"], text):
+            return text
+    return "dry run"
+
+
+def varied_example(schema: dict[str, Any], counter: Iterator[int]) -> Any:
+    """A valid value for `schema` (toolemu.generation's reply schemas) in which every string differs: names fit
+    their patterns, texts say "dry run <n>", each array item is its own."""
+    if "const" in schema or "enum" in schema or "anyOf" in schema:
+        return example_from_schema(schema)
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: varied_example(props.get(k, {}), counter) for k in schema.get("required", [])}
+    if kind == "array":
+        return [varied_example(schema.get("items", {}), counter) for _ in range(schema.get("minItems", 0) or 1)][
+            : schema.get("maxItems", 1 << 30)
+        ]
+    if kind == "string":
+        n = next(counter)
+        if "pattern" in schema:
+            return _named(schema, n)
+        text = f"dry run {n}"[: schema.get("maxLength", 64)]
+        return text.ljust(schema.get("minLength", 0), "x")
+    return example_from_schema(schema)
+
+
 def _responder(role: str) -> Callable[[list[Message], dict[str, Any]], str]:
+    counter = itertools.count(1)  # one model, one count: every string it writes is new
+
     def respond(messages: list[Message], kwargs: dict[str, Any]) -> str:
         schema = _schema_of(kwargs)
         if schema is None:
             return "Final Answer: dry run"
+        if role == GENERATOR_ROLE:
+            return json.dumps(varied_example(schema, counter))
         prompt = messages[-1]["content"]
         # Every other role takes the first branch: the emulator returns the tool's fields, a judge the first label.
         choose = {"agent": _agent_chooser, "user": _user_chooser}.get(role, lambda _: lambda b: b[0])(prompt)
