@@ -158,7 +158,7 @@ def cost_section(report: Report) -> str:
                 _td(str(r.cache_hits), num=True),
                 _td(str(r.prompt_tokens), num=True),
                 _td(str(r.completion_tokens), num=True),
-                _td(e(money(r.cost_usd)), num=True),
+                _td(e("unpriced" if r.unpriced_calls == r.calls and r.calls else money(r.cost_usd)), num=True),
                 f'<td class="num{" warn" if r.unpriced_calls else ""}">{r.unpriced_calls}</td>',
             ]
             for r in c.roles
