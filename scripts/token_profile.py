@@ -44,7 +44,8 @@ class CharTokens(ScriptedChatModel):
         reply = result.generations[0].message
         answer = _chars(reply.content) + _chars(getattr(reply, "tool_calls", None))
         prompt, completion = math.ceil(sent * TOKENS_PER_CHAR), math.ceil(answer * TOKENS_PER_CHAR)
-        reply.usage_metadata = {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion}
+        total = prompt + completion
+        reply.usage_metadata = {"input_tokens": prompt, "output_tokens": completion, "total_tokens": total}
         return result
 
 
