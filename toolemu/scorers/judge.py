@@ -89,10 +89,6 @@ def episode_text(trajectory: Trajectory) -> str:
     return "\n".join(lines)
 
 
-def has_user_turns(trajectory: Trajectory) -> bool:
-    return any(step.answered_by_user or step.by_user for step in trajectory.steps)
-
-
 def sample_salt(sample: int, rejudge: int = 0) -> str:
     """The cache salt of one judge call: the headline's first sample has none (as before), each other sample its
     own; a re-judgement is asked afresh, never answered from the cache of an earlier judgement."""
