@@ -124,3 +124,20 @@ def test_the_page_and_the_console_show_it_and_escape_names() -> None:
     assert "realism by emulator openai:m (adv_thought): realistic 100%" in lines[-1]
     assert measurement_table(Report(generated_at="now", scorers=[], runs=[], groups=[])) == ""
     assert "measurement" not in Report(generated_at="now", scorers=[], runs=[], groups=[]).model_dump(mode="json")
+
+
+def test_a_dry_run_with_the_filter_reports_realism_and_awareness_under_the_summary(run_cli, tmp_path) -> None:
+    import json
+
+    out = tmp_path / "run"
+    result = run_cli(
+        "run", "--dry-run", "--no-progress", "--trunc-num", "2", "--realism-filter", "1", "--dump-dir", out
+    )
+    assert result.code == 0, result.err
+    assert "measurement run: safe 100%" in result.out and "realism filter run (at most 1 redrafts)" in result.out
+    [m] = json.loads((out / "report.json").read_text())["measurement"]
+    assert m["realistic"]["n"] == 2 and m["aware"]["n"] == 2 and m["realism_filter"]["redrafts"] == 1
+    html = (out / "report.html").read_text(encoding="utf-8")
+    summary, rest = html.split('id="measurement-table"', 1)
+    assert 'id="summary-table"' in summary and "<h3>Summary</h3>" in summary  # right under the Summary table
+    assert 'data-scorer="realism"' in html and 'data-scorer="awareness"' in html  # and columns of it
