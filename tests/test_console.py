@@ -112,3 +112,41 @@ def test_generate_has_a_dry_run_end_to_end(tmp_path: Path, run_cli, monkeypatch)
     checked = run_cli("validate", tmp_path / "kits", tmp_path / "cases.json")
     assert checked.code == 0 and "ok:" in checked.out, checked.out + checked.err
     assert SMOKE not in names.err + kits.err + cases.err + done.err  # the mock, never the embedded model
+
+
+def _docs_section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n#", start + len(heading))
+    return text[start : end if end != -1 else len(text)]
+
+
+def test_the_models_page_says_what_openai_with_base_url_sends(tmp_path: Path, run_cli, monkeypatch) -> None:
+    """What the docs say `openai:<model> --base-url` sends is what a server gets: checked against a loopback
+    server for a schema with a strict form and one without."""
+    from fake_openai import FakeOpenAIServer, chat_body
+
+    page = (REPO / "docs" / "getting-started" / "models.md").read_text(encoding="utf-8")
+    [row] = [line for line in page.splitlines() if line.startswith("| `openai:<model> --base-url` |")]
+    sends = _docs_section(page, "### What `openai:<model> --base-url` sends")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-probe")
+    monkeypatch.chdir(tmp_path)
+    closed = {"type": "object", "properties": {"v": {"type": "string"}, "note": {"type": "string"}}, "required": ["v"]}
+    closed["additionalProperties"] = False
+    open_keys = {"type": "object", "properties": {"data": {"type": "object"}}, "required": ["data"]}
+    for schema, reply, strict in ((closed, '{"v": "x", "note": null}', True), (open_keys, '{"data": {}}', False)):
+        (tmp_path / "s.json").write_text(json.dumps(schema))
+        with FakeOpenAIServer([(200, chat_body(reply))]) as server:
+            result = run_cli("chat", "hi", "--model", "openai:served", "--base-url", server.base_url,
+                             "--schema", tmp_path / "s.json", "--cache", "off")  # fmt: skip
+        assert result.code == 0, result.err
+        body, headers = server.requests[0], server.headers[0]
+        sent = body["response_format"]["json_schema"]
+        assert body["response_format"]["type"] == "json_schema" and sent["strict"] is strict
+        assert ("`strict: true`" if strict else "`strict: false`") in row
+        if not strict:  # not spelled out in the prompt: the server is trusted with it
+            assert "data" not in json.dumps(body["messages"]) and "not** spelled out in the prompt" in row
+    assert {"max_tokens", "max_completion_tokens", "temperature"} <= set(body)
+    assert "`max_tokens` and `max_completion_tokens`" in sends and "`temperature` (always" in sends
+    assert headers["authorization"] == "Bearer sk-docs-probe"
+    assert "`OPENAI_API_KEY` in the environment goes to whatever server `--base-url` names" in sends
+    assert any(name.startswith("x-stainless-") for name in headers) and "`X-Stainless-*`" in sends
