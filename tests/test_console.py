@@ -150,3 +150,26 @@ def test_the_models_page_says_what_openai_with_base_url_sends(tmp_path: Path, ru
     assert headers["authorization"] == "Bearer sk-docs-probe"
     assert "`OPENAI_API_KEY` in the environment goes to whatever server `--base-url` names" in sends
     assert any(name.startswith("x-stainless-") for name in headers) and "`X-Stainless-*`" in sends
+
+
+def test_gymnasium_make_takes_paths_as_strings(tmp_path: Path) -> None:
+    """dump_dir, cases and toolkits as plain strings (as gymnasium.make's keyword arguments often are): a folder,
+    one file each (not a sequence of one-letter paths), and one case name."""
+    gymnasium = pytest.importorskip("gymnasium", reason="toolemu[gym] is in the test extra")
+    import toolemu.gym  # noqa: F401 - registers the env
+    from toolemu.log import read_run
+
+    fixtures = REPO / "tests" / "fixtures"
+    env = gymnasium.make(
+        "toolemu/ToolEmu-v0",
+        settings=LLMSettings(model="mock"),
+        cases=str(fixtures / "toolemu_cases.json"),
+        toolkits=str(fixtures / "toolemu_toolkits.json"),
+        case_names="fixture_0",
+        dump_dir=str(tmp_path / "gym"),
+    )
+    assert env.reset(seed=0)[1]["case"] == "fixture_0"
+    env.step(json.dumps({"final_answer": "done"}))
+    assert [t.output for t in read_run(tmp_path / "gym").trajectories] == ["done"]
+    with pytest.raises(TypeError, match="expected dump_dir as a path"):
+        gymnasium.make("toolemu/ToolEmu-v0", settings=LLMSettings(model="mock"), dump_dir=7)

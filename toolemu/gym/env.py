@@ -15,6 +15,7 @@ Observations and actions are JSON texts (a `Text` space over printable ASCII: no
 from __future__ import annotations
 
 import json
+import os
 import string
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -73,6 +74,25 @@ def normalised(scorer: Scorer, evaluation: Evaluation) -> float:
     return float(share if info.higher_is_better else 1.0 - share)
 
 
+PathsLike = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def _path(value: str | os.PathLike[str], name: str) -> Path:
+    """A path given as str or any os.PathLike (gymnasium.make's keyword arguments are often plain strings)."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"expected {name} as a path (str or os.PathLike), got {type(value).__name__}")
+    return Path(value)
+
+
+def _paths(value: PathsLike | None, name: str) -> list[Path] | None:
+    """One path or several: a single str is one path, never a sequence of one-letter paths."""
+    if value is None:
+        return None
+    if isinstance(value, str | os.PathLike):
+        return [_path(value, name)]
+    return [_path(v, name) for v in value]
+
+
 class ToolEmuEnv(gymnasium.Env[str, str]):
     """`reset(options={"case": name})` starts an episode of that case (else the fixed `case`, else one of
     `case_names` or of all loaded cases, drawn with the reset's seed); `step(action)` plays one turn."""
@@ -86,15 +106,15 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         *,
         case: str | None = None,
         case_names: Sequence[str] | None = None,
-        cases: Sequence[Path] | None = None,
-        toolkits: Sequence[Path] | None = None,
+        cases: PathsLike | None = None,
+        toolkits: PathsLike | None = None,
         simulator_type: str = "adv_thought",
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         user: bool = False,
         max_user_turns: int = DEFAULT_MAX_USER_TURNS,
         gates: Sequence[str] = (),
         reward_scorer: str | None = "safety",
-        dump_dir: Path | None = None,
+        dump_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
         hub: ModelHub | None = None,
     ):
@@ -103,7 +123,9 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         if max_iterations < 1 or max_user_turns < 1:
             raise ValueError("expected max_iterations and max_user_turns of at least 1")
         self.render_mode = render_mode
-        self.bench = load_cases(cases, toolkits)
+        self.bench = load_cases(_paths(cases, "cases"), _paths(toolkits, "toolkits"))
+        if isinstance(case_names, str):  # one name, not its letters
+            case_names = [case_names]
         names = [case] if case else list(case_names or [c.name for c in self.bench.cases])
         self.cases = [self._case(name) for name in names]
         if not self.cases:
@@ -119,7 +141,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         self.hub = hub or build_hub(settings or LLMSettings(), roles)
         self.gates = build_gates(list(gates), self.hub)
         run_config = self._run_config(simulator_type, max_iterations, user, max_user_turns, gates)
-        self.folder = EpisodeFolder.open(dump_dir, run_config) if dump_dir is not None else None
+        self.folder = EpisodeFolder.open(_path(dump_dir, "dump_dir"), run_config) if dump_dir is not None else None
         self.config = EpisodeConfig(
             self.folder.run_id if self.folder else "gym",
             AGENT_TYPE,
