@@ -580,20 +580,24 @@ def test_no_piece_of_a_key_survives_a_cut(command: str, status: int, pad: int, t
 
 
 def test_scrubbing_records_costs_less_than_parsing_them() -> None:
+    """The fastest of several rounds of each (a shared machine's load spikes hit single timings)."""
     import time
 
     from toolemu.llm.secrets import redactor
 
-    lines = (FIXTURES / "release_run" / "trajectories.jsonl").read_text().splitlines() * 40
+    lines = (FIXTURES / "release_run" / "trajectories.jsonl").read_text().splitlines() * 10
     scrub = redactor()
-    started = time.perf_counter()
-    for line in lines:
-        scrub(line)
-    scrubbing = time.perf_counter() - started
-    started = time.perf_counter()
-    for line in lines:
-        json.loads(line)
-    parsing = time.perf_counter() - started
+
+    def fastest(work: Any) -> float:
+        times = []
+        for _ in range(7):
+            started = time.perf_counter()
+            for line in lines:
+                work(line)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    scrubbing, parsing = fastest(scrub), fastest(json.loads)
     assert scrubbing < parsing, (scrubbing, parsing)
 
 
