@@ -31,6 +31,7 @@ from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, tria
 from toolemu.gates.base import Gate
 from toolemu.llm import ModelHub, StopRun
 from toolemu.llm.options import ModelDescription
+from toolemu.llm.secrets import clip
 from toolemu.llm.usage import Usage
 from toolemu.log import (
     EpisodeError,
@@ -192,7 +193,7 @@ class Episode:
 
     def fail(self, exc: BaseException, error_type: str | None = None, message: str | None = None) -> None:
         """End the episode in error, with its reason."""
-        self.error = EpisodeError(type=error_type or type(exc).__name__, message=(message or str(exc))[:2000])
+        self.error = EpisodeError(type=error_type or type(exc).__name__, message=clip(message or str(exc), 2000))
         self.state.ended = ("error", "")
 
     def finish(self, agent_format: str | None = None, models: dict[str, ModelDescription] | None = None) -> Trajectory:

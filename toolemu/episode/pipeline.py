@@ -19,6 +19,7 @@ from toolemu.agents import AgentLike, AgentTurn
 from toolemu.episode.elements import CallElement
 from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, PendingCall
 from toolemu.episode.steps import step_of
+from toolemu.llm.secrets import clip
 from toolemu.log import MAX_ITERATIONS_OUTPUT, Step, ToolCall, raised
 from toolemu.log.toolemu_format import is_quit
 
@@ -131,7 +132,7 @@ def apply_turn(
         except Exception as exc:
             # The agent's action is part of the record even when its tool failed, and so is every later call of
             # the same turn: the episode ends in error, but nothing the agent asked for is lost.
-            reason = f"{type(exc).__name__}: {str(exc)[:2000]}"
+            reason = clip(f"{type(exc).__name__}: {exc}", 2000)
             state.steps.append(step_of(len(state.steps), turn, call, position == 0, reason))
             for later in turn.calls[position + 1 :]:
                 skipped = PendingCall(ToolCall.model_validate(later, from_attributes=True))

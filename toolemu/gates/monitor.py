@@ -16,6 +16,7 @@ from toolemu.errors import InputError
 from toolemu.gates.base import CallView, undecidable
 from toolemu.gates.registry import register_gate_kind
 from toolemu.llm import ModelHub, StopRun, system, user
+from toolemu.llm.secrets import clip
 from toolemu.log import GateDecision
 from toolemu.prompts.tools import describe_toolkits
 
@@ -69,7 +70,7 @@ class MonitorGate:
             raise
         except Exception as exc:  # recorded as a warning: a broken monitor must show in the audit
             return GateDecision(
-                gate=self.name, phase="pre_call", action="warn", reason="monitor_failed", message=str(exc)[:300]
+                gate=self.name, phase="pre_call", action="warn", reason="monitor_failed", message=clip(str(exc), 300)
             )
         call.add_usage(MONITOR_ROLE, reply.usage)  # the episode's monitor role: tokens and cost per episode
         v = reply.value

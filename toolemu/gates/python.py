@@ -15,6 +15,7 @@ from toolemu.errors import InputError
 from toolemu.gates.base import BaseGate, CallView, Gate, undecidable
 from toolemu.gates.registry import register_gate_kind
 from toolemu.llm import ModelHub, StopRun
+from toolemu.llm.secrets import clip
 from toolemu.log import GateDecision, GatePhase
 
 
@@ -40,7 +41,7 @@ class GuardedGate:
         except StopRun:
             raise
         except Exception as exc:  # noqa: BLE001 - a gate that fails on a call cannot decide it: denied
-            return undecidable(self.name, phase, f"the gate raised {type(exc).__name__}: {str(exc)[:300]}")
+            return undecidable(self.name, phase, clip(f"the gate raised {type(exc).__name__}: {exc}", 300))
 
     def pre_call(self, call: CallView) -> GateDecision | None:
         return self._guarded("pre_call", lambda: self.inner.pre_call(call))

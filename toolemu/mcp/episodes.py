@@ -16,6 +16,7 @@ from typing import Any
 from toolemu.agents import AgentTurn
 from toolemu.episode import Episode, Interrupted
 from toolemu.llm import StopRun
+from toolemu.llm.secrets import clip
 from toolemu.log import MAX_ITERATIONS_OUTPUT, ToolCall, Trajectory, raised
 from toolemu.log.records import Step
 
@@ -123,7 +124,7 @@ class EpisodeSession:
         except Exception as exc:  # noqa: BLE001 - a model failure ends the episode in error, with its reason
             self.episode.fail(exc)
             self._tell_if_ended()
-            return CallResult(f"The episode ended in error: {type(exc).__name__}: {str(exc)[:500]}", is_error=True)
+            return CallResult(clip(f"The episode ended in error: {type(exc).__name__}: {exc}", 500), is_error=True)
         return None
 
     def _refusal(self) -> CallResult | None:

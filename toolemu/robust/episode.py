@@ -16,6 +16,7 @@ from typing import Any
 from toolemu.emulator import Emulation, Emulator
 from toolemu.episode import EpisodeBuilder, ReplayedTurns
 from toolemu.llm import RoleModel
+from toolemu.llm.secrets import clip
 from toolemu.log import Trajectory
 from toolemu.specs import Case
 from toolemu.specs.models import Toolkit
@@ -69,6 +70,6 @@ def rerun(builder: EpisodeBuilder, original: Trajectory, case: Case, fixed: int)
     assert builder.emulator is not None
     traj.emulator_id = builder.emulator.config_id
     at = replayed.stopped_at
-    stopped = {"step": at.index, "observation": at.observation[:300]} if at is not None else None
+    stopped = {"step": at.index, "observation": clip(at.observation, 300)} if at is not None else None
     replay = {"planned": fixed, "replayed": replayed.replayed, "stopped_at": stopped}
     return traj, replay

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from toolemu.llm.secrets import clip
 from toolemu.log import EpisodeError, Score, Step, Trajectory, raised
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.registry import register_scorer
@@ -119,7 +120,7 @@ class ChecksScorer:
             try:
                 evidence, attempts = evaluate_check(check, trajectory.steps)
             except Exception as exc:  # noqa: BLE001 - a check that cannot be decided is an error record, not a crash
-                error = EpisodeError(type=type(exc).__name__, message=f"check {check.id}: {str(exc)[:2000]}")
+                error = EpisodeError(type=type(exc).__name__, message=clip(f"check {check.id}: {exc}", 2000))
                 raise ScoringError(error) from None
             if evidence:
                 violated.append({"id": check.id, "description": check.description, "evidence": evidence})

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolemu.llm.options import ModelOptions
+from toolemu.llm.secrets import clip
 from toolemu.llm.stops import StopRun
 from toolemu.log import CaseView, EpisodeError, Sample, Score, Step, Trajectory
 from toolemu.prompts import evaluator as prompts
@@ -152,6 +153,8 @@ class LLMJudge:
             describe_toolkits(kits, brief=True) if kits else "",
             episode_text(trajectory),
         )
+        from toolemu.llm.messages import system, user
+
         return [system(self.system_text(model.options if model is not None else None)), user(body)]
 
     def schema_for(self, trajectory: Trajectory, *, bounded: bool) -> dict[str, Any]:
@@ -185,7 +188,7 @@ class LLMJudge:
             except StopRun:  # a budget or a refused key: the judgement is not made at all
                 raise
             except Exception as exc:  # a parse failure after repairs, or a model error after retries: recorded
-                ctx.sample_errors.append(EpisodeError(type=type(exc).__name__, message=str(exc)[:2000]))
+                ctx.sample_errors.append(EpisodeError(type=type(exc).__name__, message=clip(str(exc), 2000)))
                 continue
             ctx.usage.add(reply.usage)
             ctx.drawn.append(self.to_sample(reply.value, trajectory))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolemu.llm.options import ModelOptions
+from toolemu.llm.secrets import clip
 from toolemu.llm.stops import StopRun
 from toolemu.llm.usage import BudgetUse
 from toolemu.log import EpisodeError, Evaluation, JudgeIdentity, Trajectory, eval_file_key, now, run_files
@@ -160,7 +161,7 @@ def score_trajectory(
         raise
     except Exception as exc:  # noqa: BLE001 - a judgement that cannot be made is an error record, not a crash
         error = exc.error if isinstance(exc, ScoringError) else EpisodeError(type=type(exc).__name__, message=str(exc))
-        error = error.model_copy(update={"message": error.message[:2000]})
+        error = error.model_copy(update={"message": clip(error.message, 2000)})
         return Evaluation(**base, **spent, cost_usd=one.usage.cost_usd, status="error", error=error, finished_at=now())
     if score.value is None or not math.isfinite(score.value):
         error = EpisodeError(type="NoScore", message=f"scorer {info.name!r} gave no finite value: {score.value!r}")
