@@ -3,10 +3,13 @@ line (never a traceback) where the other side is not what was expected."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
+import socket
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -173,3 +176,129 @@ def test_gymnasium_make_takes_paths_as_strings(tmp_path: Path) -> None:
     assert [t.output for t in read_run(tmp_path / "gym").trajectories] == ["done"]
     with pytest.raises(TypeError, match="expected dump_dir as a path"):
         gymnasium.make("toolemu/ToolEmu-v0", settings=LLMSettings(model="mock"), dump_dir=7)
+
+
+# ------------------------------------------------------------------------------------- chat with a wrong server
+
+
+def _http_server(status: int, content_type: str, body: str) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _tcp_server(greeting: bytes) -> socket.socket:
+    """Something other than HTTP on a port: says its greeting, reads what comes, closes."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            conn.sendall(greeting)
+            conn.settimeout(0.3)
+            with contextlib.suppress(OSError):
+                while conn.recv(65536):
+                    pass
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                threading.Thread(target=serve, args=(listener.accept()[0],), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener
+
+
+FOREIGN = {
+    "html-200": (200, "text/html", "<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>"),
+    "other-json": (200, "application/json", json.dumps({"result": {"text": "hi"}, "status": "ok"})),
+    "html-404": (404, "text/html", "<html><body><h1>404 Not Found</h1></body></html>"),
+    "text-200": (200, "text/plain", "It works!"),
+    "empty-404": (404, "text/plain", ""),
+}
+SAID = {
+    "html-200": "an HTML page (Welcome to nginx!)",
+    "other-json": "JSON that is not a chat completion (keys: result, status)",
+    "html-404": "404 Not Found: an HTML page (404 Not Found)",
+    "text-200": "text that is not JSON (It works!)",
+    "empty-404": "404 Not Found: an empty page",
+}
+
+
+def _chat_once(run_cli, base_url: str, monkeypatch) -> object:
+    from toolemu.llm import retry
+
+    monkeypatch.setattr(retry, "BASE_WAIT_S", 0.01)  # a transient fault would be retried at once
+    return run_cli("chat", "hi", "--model", "openai:m", "--base-url", base_url, "--cache", "off")
+
+
+@pytest.mark.parametrize("kind", list(FOREIGN))
+def test_chat_with_a_server_that_is_not_a_chat_api_is_one_line(kind, run_cli, monkeypatch, tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)
+    server = _http_server(*FOREIGN[kind])
+    try:
+        result = _chat_once(run_cli, f"http://user:sk-in-url@127.0.0.1:{server.server_address[1]}/v1", monkeypatch)
+    finally:
+        server.shutdown()
+    assert result.code == 2, result.err
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err and "retry" not in result.err
+    assert "field '--base-url'" in result.err and SAID[kind] in result.err
+    assert "sk-in-url" not in result.err  # the URL is named without its credentials
+
+
+@pytest.mark.parametrize(
+    "greeting, said",
+    [
+        (b"SSH-2.0-OpenSSH_9.2\r\n", "an answer that is not HTTP (SSH-2.0-OpenSSH_9.2\\r\\n)"),
+        (b"220 mail.example.com ESMTP\r\n", "an answer that is not HTTP (220 mail.example.com ESMTP\\r\\n)"),
+        (b"\x00\x01\x02\xffbinary", "an answer that is not HTTP"),
+    ],
+    ids=["ssh", "smtp", "binary"],
+)
+def test_chat_with_a_port_that_is_not_http_is_one_line(greeting, said, run_cli, monkeypatch, tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)
+    listener = _tcp_server(greeting)
+    try:
+        result = _chat_once(run_cli, f"http://127.0.0.1:{listener.getsockname()[1]}/v1", monkeypatch)
+    finally:
+        listener.close()
+    assert result.code == 2, result.err
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err and "retry" not in result.err
+    assert said in result.err
+
+
+def test_a_chat_servers_own_error_is_not_called_foreign(run_cli, monkeypatch, tmp_path) -> None:
+    """Another API's JSON is named as such, but a real chat server's 404 for a model it does not serve, and a 200
+    that lost its choices on the way (a proxy fault, retried), are not 'not a chat API'."""
+    from fake_openai import FakeOpenAIServer, chat_body
+
+    monkeypatch.chdir(tmp_path)
+    other = _http_server(200, "application/json", json.dumps({"choices": None, "output": {"text": "hi"}}))
+    try:
+        result = _chat_once(run_cli, f"http://127.0.0.1:{other.server_address[1]}/v1", monkeypatch)
+    finally:
+        other.shutdown()
+    assert result.code == 2 and "JSON that is not a chat completion (keys: output)" in result.err
+    missing = {"error": {"message": "The model m does not exist", "type": "invalid_request_error"}}
+    server = _http_server(404, "application/json", json.dumps(missing))
+    try:
+        result = _chat_once(run_cli, f"http://127.0.0.1:{server.server_address[1]}/v1", monkeypatch)
+    finally:
+        server.shutdown()
+    assert result.code != 0 and "does not exist" in result.err and "chat API at" not in result.err
+    lost = {**chat_body("x"), "choices": None}
+    with FakeOpenAIServer([(200, lost), (200, chat_body("hello"))]) as good:
+        result = _chat_once(run_cli, good.base_url, monkeypatch)
+    assert result.code == 0 and result.out.strip() == "hello" and len(good.requests) == 2

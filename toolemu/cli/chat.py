@@ -3,11 +3,15 @@
 import json
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolemu.cli.options import ModelFlags, takes
+from toolemu.errors import InputError
+
+if TYPE_CHECKING:
+    from toolemu.llm import ModelOptions
 
 
 @takes(ModelFlags)
@@ -27,7 +31,13 @@ def chat(
     if schema is not None:
         schema_obj = read_json_items(schema)[0]
     hub = build_hub(settings, (role,))
-    reply = hub.model(role).complete([system(system_prompt), user(prompt)], schema=schema_obj)
+    try:
+        reply = hub.model(role).complete([system(system_prompt), user(prompt)], schema=schema_obj)
+    except Exception as exc:
+        line = _not_a_chat_server(exc, settings.options_for(role))
+        if line is None:
+            raise
+        raise line from None
     typer.echo(json.dumps(reply.value, ensure_ascii=False) if schema_obj is not None else reply.text)
     usage = hub.tracker.total()
     logging.getLogger("toolemu").info(
@@ -38,3 +48,19 @@ def chat(
         reply.latency_s,
         " (cached)" if reply.cached else "",
     )
+
+
+def _not_a_chat_server(exc: Exception, options: "ModelOptions") -> InputError | None:
+    """A server that does not speak the chat API (a wrong --base-url) as one line of bad input naming what it sent;
+    None for any other failure."""
+    from toolemu.llm.protocol import foreign_reply
+    from toolemu.llm.secrets import strip_credentials
+
+    what = foreign_reply(exc)
+    if what is None:
+        return None
+    if options.base_url is None:
+        return InputError.single("command line", f"expected {options.model}'s chat API, got {what}", field="--model")
+    where = strip_credentials(options.base_url)
+    problem = f"expected an OpenAI-compatible chat API at {where} (its /chat/completions), got {what}"
+    return InputError.single("command line", problem, field="--base-url")

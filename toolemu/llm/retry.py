@@ -3,7 +3,8 @@
 Transient: rate limits, 5xx, timeouts, dropped connections, and a 200 whose body cannot be read (cut off, not
 JSON, or JSON without the API's fields: a proxy or gateway fault, not the model's answer). A server's
 Retry-After (seconds, HTTP date, or OpenAI's retry-after-ms) is waited out, up to a cap. A refused key (401/403)
-is neither: it stops the whole command (`ModelAccessDenied`, raised by the model layer).
+is neither: it stops the whole command (`ModelAccessDenied`, raised by the model layer). Nor is a server that does
+not speak the chat API (toolemu.llm.protocol): its answer would be the same on every attempt.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from toolemu.llm.protocol import foreign_reply
 from toolemu.llm.secrets import clip, scrub_exception
 
 log = logging.getLogger("toolemu.llm")
@@ -85,6 +87,8 @@ def is_transient(exc: BaseException) -> bool:
     bad requests not."""
     names = _names(exc)
     if any(p in n for n in names for p in _PERMANENT_NAMES):
+        return False
+    if foreign_reply(exc) is not None:  # not the chat API at all (a web page, another API): the same every time
         return False
     if is_malformed_reply(exc):  # before the status: the SDK attaches the 200 it could not read
         return True
