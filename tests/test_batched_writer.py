@@ -11,6 +11,7 @@ import time
 import pytest
 
 from toolemu.log.batched import BatchedJsonlWriter
+from toolemu.paths import OutputError
 
 
 def test_records_from_many_threads_are_whole_lines_in_few_fsyncs(tmp_path, monkeypatch) -> None:
@@ -62,11 +63,11 @@ def test_a_failed_write_fails_its_records_and_close(tmp_path) -> None:
     (tmp_path / "t.jsonl").mkdir()  # not a file: the write fails
     writer = BatchedJsonlWriter(tmp_path / "t.jsonl")
     record = writer.append({"n": 1})
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="t.jsonl: cannot be written: Is a directory"):  # one line, exit 2
         record.result(timeout=10)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError):
         writer.close()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(OutputError):  # a writer that failed takes no more: the first failure again
         writer.append({"n": 2})
 
 

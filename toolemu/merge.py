@@ -26,7 +26,7 @@ from toolemu.log import (
     scan_jsonl,
     write_meta,
 )
-from toolemu.log.lock import lock_path, run_lock
+from toolemu.log.lock import lock_leftovers, run_lock
 from toolemu.log.meta import MergeOutcome, MergeSource
 from toolemu.log.read import parse_trajectory
 from toolemu.paths import output_dir
@@ -252,8 +252,8 @@ def _check_out(out: Path) -> None:
     """--out must be new, empty, or an earlier merge: anything else is someone's data, and a merge replaces it."""
     if out.exists() and not out.is_dir():
         raise InputError.single(out, "expected a folder for the merged run, found a file", field="--out")
-    lock = lock_path(out / TRAJECTORIES).name  # a merge under way into it: the lock says so, not this check
-    if not out.is_dir() or not any(p.name != lock for p in out.iterdir()):
+    locks = lock_leftovers(out / TRAJECTORIES)  # a merge under way into it: the lock says so, not this check
+    if not out.is_dir() or not any(p.name not in locks for p in out.iterdir()):
         return
     out_run = out / RUN_FILE
     try:

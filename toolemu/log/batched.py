@@ -7,6 +7,11 @@ then marks each record durable. Nothing is reported as written before it is on d
 that completes after the fsync (or carries the error), and `close()` writes what is queued, then raises the first
 failure, if any. A process killed outright loses only records no one was told were written. As JsonlWriter does,
 the first batch heals a torn last line left by an earlier crash (`heal_tail`) before appending.
+
+A batch that cannot be written (a full disk, a read-only folder) is cut back off the file whole (no half line stays),
+fails every record in it with one `OutputError` naming the file, and the writer takes no more: the next `append`
+raises that error, so the work pool stops and the command fails with one line, and no record of the failed batch is
+reported as written.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolemu.llm.secrets import redactor
-from toolemu.log.jsonl import heal_tail
+from toolemu.log.jsonl import append_whole, heal
+from toolemu.paths import output_error
 
 
 def _data(record: BaseModel | dict[str, Any]) -> Any:
@@ -39,7 +45,10 @@ class BatchedJsonlWriter:
         self.errors = errors  # where a torn tail is set aside (default: `<stem>.errors.jsonl` beside it)
         self.set_aside = 0
         self._healed = False
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise output_error(path.parent, exc) from None
         self._queue: list[tuple[BaseModel | dict[str, Any], Future[None]]] = []
         self._ready = threading.Condition()
         self._closing = False
@@ -49,9 +58,11 @@ class BatchedJsonlWriter:
         self._thread.start()
 
     def append(self, record: BaseModel | dict[str, Any]) -> Future[None]:
-        """Queue a record; the Future completes once its line is on disk."""
+        """Queue a record; the Future completes once its line is on disk. Raises the first write failure, once there
+        is one: nothing more is queued behind a batch that could not be written."""
         done: Future[None] = Future()
         with self._ready:
+            self.raise_if_failed()
             if self._closing:
                 raise RuntimeError(f"{self.path}: the writer is closed")
             self._queue.append((record, done))
@@ -81,23 +92,28 @@ class BatchedJsonlWriter:
             self._commit(batch)
 
     def _commit(self, batch: list[tuple[BaseModel | dict[str, Any], Future[None]]]) -> None:
+        if self._error is not None:  # queued behind a batch that failed: not written either
+            for _, done in batch:
+                done.set_exception(self._error)
+            return
         try:
             scrub = redactor()  # the environment read once per batch, not once per line
             data = "".join(scrub(json.dumps(_data(record), ensure_ascii=False)) + "\n" for record, _ in batch)
             payload = data.encode("utf-8")
             if not self._healed:
-                self.set_aside += heal_tail(self.path, self.errors)
+                self.set_aside += heal(self.path, self.errors)
                 self._healed = True
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                written = os.write(fd, payload)
-                while written < len(payload):  # a regular file takes it whole; a short write is finished, not lost
-                    written += os.write(fd, payload[written:])
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    append_whole(fd, payload)  # all of the batch, fsynced, or none of it
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                raise output_error(self.path, exc) from None
         except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller, and raised again by close()
-            self._error = self._error or exc
+            with self._ready:
+                self._error = self._error or exc
             for _, done in batch:
                 done.set_exception(exc)
             return

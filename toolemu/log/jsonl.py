@@ -1,12 +1,19 @@
-"""Append-only JSONL files and atomic JSON writes: the only code that touches a run folder's bytes."""
+"""Append-only JSONL files and atomic writes: the only code that touches a run folder's bytes.
+
+A write either happens whole or not at all, and a write that cannot happen (a full disk, a read-only folder, a folder
+where the file goes, a name too long) is one `OutputError` naming the file: an append that fails part-way is cut
+back to where it began, and a replaced file is written beside it first and renamed, its `.tmp` removed on failure.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolemu.llm.secrets import redact
+from toolemu.paths import output_error
 
 log = logging.getLogger("toolemu")
 
@@ -42,13 +50,33 @@ def errors_file_of(path: Path) -> Path:
     return path if path.name.endswith(".errors.jsonl") else path.with_name(path.stem + ".errors.jsonl")
 
 
-def _append_bytes(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+def append_whole(fd: int, data: bytes) -> None:
+    """Append `data` to an O_APPEND file and fsync, or leave the file as it was and raise: a write cut short (a
+    full disk mid-line) is cut back off, so no half line is left for a reader to trip on."""
+    start = os.fstat(fd).st_size
+    written = 0
     try:
-        os.write(fd, data)
+        while written < len(data):  # a regular file takes it whole; a short write is finished, not lost
+            written += os.write(fd, data[written:])
         os.fsync(fd)
-    finally:
-        os.close(fd)
+    except BaseException:
+        try:
+            if written and os.fstat(fd).st_size == start + written:  # only our bytes were added: take them back
+                os.ftruncate(fd, start)
+        except OSError:
+            pass  # the next writer heals the tail (heal_tail)
+        raise
+
+
+def _append_bytes(path: Path, data: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            append_whole(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise output_error(path, exc) from None
 
 
 def heal_tail(path: Path, errors: Path | None = None) -> int:
@@ -131,15 +159,26 @@ class JsonlWriter:
         self.set_aside = 0
         self._healed = False
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise output_error(path.parent, exc) from None
 
     def append(self, record: BaseModel | dict[str, Any]) -> None:
         line = _line_of(record)
         with self._lock:
             if not self._healed:
-                self.set_aside += heal_tail(self.path, self.errors)
+                self.set_aside += heal(self.path, self.errors)
                 self._healed = True
             _append_bytes(self.path, line.encode("utf-8"))
+
+
+def heal(path: Path, errors: Path | None = None) -> int:
+    """`heal_tail`, with a file that cannot be written said in one line."""
+    try:
+        return heal_tail(path, errors)
+    except OSError as exc:
+        raise output_error(path, exc) from None
 
 
 @dataclass
@@ -245,17 +284,87 @@ def read_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> list[di
 
 
 def rewrite_jsonl(path: Path, records: list[Any]) -> None:
-    """Replace a JSONL file atomically (write a sibling, then rename)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(_line_of(record))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Replace a JSONL file atomically (write a sibling, then rename). A run's locked trajectories file stays locked:
+    the new file is locked before it takes the old one's place (toolemu.log.lock)."""
+    from toolemu.log import lock  # imported here: lock.py reads the layout, which reads this module
+
+    write_bytes_atomic(
+        path, (_line_of(record).encode("utf-8") for record in records), carry=(lock.lock_new, lock.carry_lock)
+    )
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(redact(json.dumps(data, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, redact(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
+
+
+def write_text_atomic(path: Path, text: str, flag: str | None = None) -> None:
+    """Replace `path` with `text` (UTF-8) whole, or leave it as it was; see `write_bytes_atomic`."""
+    write_bytes_atomic(path, text.encode("utf-8"), flag)
+
+
+def temp_of(path: Path) -> Path:
+    """Where `path`'s new content is written before it replaces `path`."""
+    return path.with_name(path.name + ".tmp")
+
+
+def write_bytes_atomic(
+    path: Path,
+    data: bytes | Iterable[bytes],
+    flag: str | None = None,
+    carry: tuple[Callable[[Path, int], bool], Callable[[Path, int], None]] | None = None,
+) -> None:
+    """Replace `path` with `data` (bytes, or chunks of them) whole: written and fsynced beside it (`<name>.tmp`),
+    then renamed over it, so a reader sees the old file or the new one, never a part. Anything that stops it (a
+    full disk, a read-only folder, a folder where the file goes, a name too long, Ctrl-C) removes the `.tmp`; an
+    OSError is one `OutputError` naming `path` (and `flag`, the option that named it). A path that is a device or a
+    pipe (/dev/stdout) is written in place: it is not replaced.
+
+    `carry` = (lock_new, adopt) hands a lock held on `path` on to the new file: `lock_new(path, fd)` locks it before
+    the rename (True: there is a lock to carry), `adopt(path, fd)` keeps its descriptor open after it."""
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        in_place = path.exists() and not path.is_file()
+    except OSError as exc:  # a name too long, a loop of links, a parent that is a file
+        raise output_error(path, exc, flag) from None
+    chunks = [data] if isinstance(data, bytes) else data
+    if in_place:
+        _write_in_place(path, chunks, flag)
+        return
+    tmp = temp_of(path)
+    try:
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o666)
+        kept = False
+        try:
+            for chunk in chunks:
+                written = 0
+                while written < len(chunk):
+                    written += os.write(fd, chunk[written:])
+            os.fsync(fd)
+            carried = carry is not None and carry[0](path, fd)
+            os.replace(tmp, path)
+            if carry is not None and carried:
+                carry[1](path, fd)
+                kept = True
+        finally:
+            if not kept:
+                os.close(fd)
+    except BaseException as exc:
+        _remove(tmp)
+        if isinstance(exc, OSError):
+            raise output_error(path, exc, flag) from None
+        raise
+
+
+def _write_in_place(path: Path, chunks: Iterable[bytes], flag: str | None) -> None:
+    try:
+        with path.open("wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+    except OSError as exc:
+        raise output_error(path, exc, flag) from None
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):  # a folder that refuses the .tmp's removal refused its creation, almost always
+        path.unlink(missing_ok=True)
