@@ -43,9 +43,10 @@ def agree(
     from toolemu.agree.run import agreement, label_sheet
     from toolemu.agree.text import result_lines
     from toolemu.log import write_json_atomic
+    from toolemu.log.jsonl import write_text_atomic
 
     if write_label_sheet is not None:
-        write_label_sheet.write_text(label_sheet(a, metric or []), encoding="utf-8")
+        write_text_atomic(write_label_sheet, label_sheet(a, metric or []), "--label-sheet")
         typer.echo(f"label sheet: {write_label_sheet} (fill in score or label; toolemu agree A --labels FILE)")
         return None
     result = agreement(a, b, metric or [], labels)

@@ -16,6 +16,7 @@ from toolemu.cli import outcome
 from toolemu.cli.command import new_app
 from toolemu.errors import InputError, Terminated, sigterm_raises, sigterm_received
 from toolemu.llm.secrets import RedactingFilter, clip, redact, scrubbed_console
+from toolemu.paths import is_file_error
 
 # Every command, in the order `toolemu --help` lists them: its function (or sub-app) as "module:attribute". A
 # command's module is imported, and its options built, only when the command is asked for.
@@ -78,6 +79,14 @@ def failure_code(exc: BaseException) -> int | None:
     return None
 
 
+def file_error_line(exc: OSError) -> str:
+    """A file or disk error as `output_error` says it: the path (when the error names one), then the reason (read or
+    written: a library's error does not say which)."""
+    from toolemu.paths import output_error
+
+    return str(output_error(exc.filename if exc.filename is not None else "a file", exc, doing=""))
+
+
 def _click_exceptions() -> Any:
     """click's exception classes: recent typer vendors click as typer._click, older typer uses click itself."""
     try:
@@ -127,6 +136,9 @@ def _main() -> None:
         typer.echo("interrupted", err=True)
         sys.exit(outcome.INTERRUPTED)
     except Exception as exc:
+        if is_file_error(exc):  # a file no writer of ours named (a library's): one line, exit 2, as output errors
+            typer.echo(redact(f"error: {file_error_line(exc)}"), err=True)
+            sys.exit(outcome.BAD_INPUT)
         code = failure_code(exc)
         if code is None:  # unforeseen: one line, no traceback (it may quote a server's reply, a key included)
             logging.getLogger("toolemu").debug("unexpected error", exc_info=True)  # scrubbed; shown with -v

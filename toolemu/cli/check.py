@@ -45,6 +45,7 @@ def check(
     2: bad input."""
     from toolemu.check import check_report, load_thresholds, summary_svg
     from toolemu.log import run_files
+    from toolemu.log.jsonl import write_text_atomic
     from toolemu.reporting import build_report, load_runs
 
     spec = load_thresholds(thresholds)
@@ -61,9 +62,6 @@ def check(
         raise InputError.from_lines(problems)
     label = loaded[0].info.run
     result = check_report(build_report(loaded), label, spec, strict)
-    try:
-        out.write_text(summary_svg(label, result), encoding="utf-8")
-    except OSError as exc:
-        raise InputError.single(out, f"cannot be written: {exc.strerror or exc}", field="--svg") from None
+    write_text_atomic(out, summary_svg(label, result), "--svg")  # whole or not at all: never an SVG cut off
     typer.echo(result.line())
     raise typer.Exit(result.exit_code)

@@ -11,6 +11,7 @@ from toolemu.docs.catalog import Catalog, build_catalog
 from toolemu.docs.html import render_docs
 from toolemu.docs.openapi import check_names, openapi_document
 from toolemu.errors import InputError
+from toolemu.log.jsonl import write_text_atomic
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS, DOCS_DIR
 from toolemu.specs.load import Benchmark, load_benchmark
 
@@ -51,15 +52,15 @@ def write_docs(catalog: Catalog, out: Path = DOCS_DIR, openapi: bool = False) ->
     if out.exists() and not out.is_dir():
         raise InputError.single(out, "expected a directory to write the docs into, but it is a file")
     result = DocsResult(catalog=catalog, page=out / INDEX_HTML)
-    try:
+    try:  # each file whole or not at all (write_text_atomic): a full disk leaves no page cut off
         out.mkdir(parents=True, exist_ok=True)
-        result.page.write_text(render_docs(catalog), encoding="utf-8")
+        write_text_atomic(result.page, render_docs(catalog), "--out")
         if openapi:
             (out / OPENAPI_DIR).mkdir(exist_ok=True)
             for kit in kits:
                 path = out / OPENAPI_DIR / f"{kit.toolkit}.json"
                 text = json.dumps(openapi_document(kit), indent=2, ensure_ascii=False)
-                path.write_text(text + "\n", encoding="utf-8")
+                write_text_atomic(path, text + "\n", "--out")
                 result.openapi.append(path)
     except OSError as exc:
         raise InputError.single(exc.filename or out, f"cannot be written: {exc.strerror or exc}") from None

@@ -32,7 +32,9 @@ from toolemu.llm.options import ModelDescription
 from toolemu.llm.secrets import redact
 from toolemu.llm.usage import Usage
 from toolemu.log import Episode, Evaluation, Score, Step, Trajectory
+from toolemu.log.jsonl import write_text_atomic
 from toolemu.log.read import RunLog
+from toolemu.paths import output_dir
 from toolemu.reporting import build_report, load_runs
 from toolemu.reporting.groups import NO_GROUPING
 from toolemu.reporting.load import LoadedRun
@@ -384,7 +386,7 @@ def export_inspect(path: Path, out: Path | None = None) -> tuple[Path, ix.EvalLo
     (run,) = runs
     log = build_eval_log(run)
     target = out or default_log_path(run, log)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Records were scrubbed when read; names (run labels, paths) are scrubbed here too.
-    target.write_text(redact(log.model_dump_json(exclude_none=True)), encoding="utf-8")
+    output_dir(target.parent, "--out")
+    # Records were scrubbed when read; names (run labels, paths) are scrubbed here too. Whole or not at all.
+    write_text_atomic(target, redact(log.model_dump_json(exclude_none=True)), "--out")
     return target, log

@@ -21,7 +21,8 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
-from toolemu.paths import output_dir
+from toolemu.log.jsonl import write_text_atomic
+from toolemu.paths import output_dir, output_error
 from toolemu.reporting.model import EpisodeView
 
 CHUNK_EPISODES = 64  # episodes per chunk: one chunk is parsed when one of its episodes is opened
@@ -102,9 +103,12 @@ class TraceStore:
     def _write(self, n: int, chunk: str) -> None:
         assert self.directory is not None
         folder = output_dir(self.directory, "--out") / TRACES_DIR  # a file in the way is one clear error
-        folder.mkdir(exist_ok=True)
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise output_error(folder, exc, "--out") from None
         path = folder / f"{self.token}-{n}.js"
-        path.write_text(f"toolemuTraces({js_string(self.token)},{n},{js_string(chunk)});\n", encoding="utf-8")
+        write_text_atomic(path, f"toolemuTraces({js_string(self.token)},{n},{js_string(chunk)});\n", "--out")
         self.files.append(path)
 
     def remove_stale(self) -> int:
@@ -112,11 +116,14 @@ class TraceStore:
         if self.directory is None or not (self.directory / TRACES_DIR).is_dir():
             return 0
         folder = self.directory / TRACES_DIR
-        stale = [p for p in folder.iterdir() if (m := _SIDECAR.match(p.name)) and m.group("token") != self.token]
-        for path in stale:
-            path.unlink()
-        if not self.in_files and not any(folder.iterdir()):
-            folder.rmdir()
+        try:
+            stale = [p for p in folder.iterdir() if (m := _SIDECAR.match(p.name)) and m.group("token") != self.token]
+            for path in stale:
+                path.unlink()
+            if not self.in_files and not any(folder.iterdir()):
+                folder.rmdir()
+        except OSError as exc:  # a read-only folder: the new page is written, the old sidecar files stay
+            raise output_error(folder, exc, "--out") from None
         return len(stale)
 
 
