@@ -18,8 +18,20 @@ if TYPE_CHECKING:
 _P, _A, _U = "Play", "The model agent (--as user)", "Simulated user (--as agent)"
 
 
+FOLDER_NAME_MAX = 120  # characters of a play folder's name: far below the 255 bytes a file system allows
+
+
 def _folder_name(case: str, side: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{case}_as_{side}").strip("-.") or "case"
+    """dumps/play/<case>_as_<side>, in characters every file system takes; a long case name is cut, with a hash of
+    the whole name, so two long names never share a folder and no name is too long to create."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", case).strip("-.") or "case"
+    suffix = f"_as_{side}"
+    if len(name) + len(suffix) > FOLDER_NAME_MAX:
+        import hashlib
+
+        digest = hashlib.sha256(case.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        name = f"{name[: FOLDER_NAME_MAX - len(suffix) - len(digest) - 1]}-{digest}"
+    return name + suffix
 
 
 @takes(ModelFlags)
