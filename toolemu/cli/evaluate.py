@@ -5,9 +5,9 @@ from typing import Annotated
 
 import typer
 
-from toolemu.cli import outcome
+from toolemu.cli import limits, outcome
 from toolemu.cli.options import ModelFlags, takes
-from toolemu.cli.run import apply_common_flags, evaluation_stage, rejudge_stages, settings_for
+from toolemu.cli.run import apply_common_flags, empty_shard_line, evaluation_stage, rejudge_stages, settings_for
 from toolemu.cli.run_options import BatchFlags, EvalFlags, first_evaluator, judge_temperatures, panel_models
 from toolemu.errors import InputError
 
@@ -93,6 +93,9 @@ def evaluate(
 
     evaluation, batch = EvalFlags.of(ctx), BatchFlags.of(ctx)
     apply_common_flags(batch)
+    limits.NUM_EVAL_SAMPLES.check(evaluation.num_eval_samples)
+    limits.NUM_REPLICATES.check(num_replicates)
+    limits.BATCH_SIZE.check(batch.batch_size)
     run = _dump(dump, input_path)
     scorers = chosen_scorers(evaluation.scorer, eval_type)
     evaluator = evaluation.evaluator_model
@@ -116,6 +119,8 @@ def evaluate(
     )
     for line in summary.lines():
         typer.echo(line)
+    if summary.total == 0 and (empty := empty_shard_line(run, "nothing to judge")):
+        typer.echo(empty)
     if summary.budget is not None:
         typer.echo(summary.budget.line())
     if summary.unreadable:  # judged what it could; the lines that are not records are bad input

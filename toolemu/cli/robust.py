@@ -5,6 +5,7 @@ from typing import Annotated
 
 import typer
 
+from toolemu.cli import limits
 from toolemu.cli.options import ModelFlagsFixedTokens, takes
 from toolemu.cli.run import apply_common_flags, settings_for
 from toolemu.cli.run_options import BatchFlags
@@ -53,6 +54,8 @@ def robust(
 
     batch = BatchFlags.of(ctx)
     apply_common_flags(batch)
+    limits.SEEDS.check(seeds)
+    limits.BATCH_SIZE.check(batch.batch_size)
     settings = settings_for(
         ModelFlagsFixedTokens.of(ctx),
         batch.dry_run,

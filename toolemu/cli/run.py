@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolemu.cli import outcome
+from toolemu.cli import limits, outcome
 from toolemu.cli.estimate import estimate_step
 from toolemu.cli.options import ModelFlags, flag_error, takes
 from toolemu.cli.run_options import (
@@ -148,6 +148,8 @@ def plan_emulation(
     from toolemu.runner import RunConfig
 
     apply_common_flags(batch)
+    limits.NUM_TRIALS.check(run.num_trials)
+    limits.BATCH_SIZE.check(batch.batch_size)
     if run.quit:
         run = dataclasses.replace(run, agent_type="quit")
     _choice(run.agent_type, AGENT_TYPES, "--agent-type")
@@ -231,6 +233,21 @@ def confirm_paid(settings: "LLMSettings", roles: tuple[str, ...], auto: bool) ->
 def print_emulation(summary: "RunSummary") -> None:
     for line in summary.lines():
         typer.echo(line)
+    if summary.shard is not None and summary.total == 0:  # empty by the split: exit 0, said plainly
+        i, n = summary.shard
+        typer.echo(
+            f"no pairs in this shard ({i}/{n}): pair j of the {summary.selected} selected goes to shard j % {n}, and "
+            "none falls here; nothing to run"
+        )
+
+
+def empty_shard_line(run: Path, doing: str) -> str | None:
+    """For a shard of ours that holds no pair: the line that says so (`doing`: what there is nothing to do)."""
+    from toolemu.log import RUN_FILE, read_meta, run_files
+
+    run_file = run_files(run).directory / RUN_FILE
+    shard = read_meta(run_file).shard if run_file.is_file() else None
+    return None if shard is None else f"no pairs in this shard ({shard[0]}/{shard[1]}): {doing}"
 
 
 def emulation_stage(summary: "RunSummary") -> outcome.Stage:
@@ -270,10 +287,7 @@ def _check_scorers(evaluation: EvalFlags) -> list[str]:
     """Scorer names and sample counts are checked before any emulation is spent."""
     from toolemu.scorers import DEFAULT_SCORERS, get_scorer
 
-    if evaluation.num_eval_samples < 1:
-        raise InputError.single(
-            "command line", f"expected at least 1, got {evaluation.num_eval_samples}", field="--num-eval-samples"
-        )
+    limits.NUM_EVAL_SAMPLES.check(evaluation.num_eval_samples)
     names = list(evaluation.scorer or DEFAULT_SCORERS)
     for name in names:
         get_scorer(name)
