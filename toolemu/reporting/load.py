@@ -25,6 +25,7 @@ from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.groups import RunGroup, group_runs
 from toolemu.reporting.judges import Member, collect_members
 from toolemu.reporting.model import EpisodeView, RunInfo
+from toolemu.reporting.pairs import empty_shard_note, keep_one_per_pair
 from toolemu.reporting.traces import TraceStore
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
@@ -162,6 +163,9 @@ def load_group(group: RunGroup, traces: TraceStore | None = None) -> LoadedRun:
         logs.append(run)
         joined += mine
         episodes += views
+    formats = {str(log.files.trajectories): log.format for log in logs}
+    joined, episodes, repeats = keep_one_per_pair(joined, episodes, [formats[v.source] == "ours" for v in episodes])
+    notes += [note for note in (repeats, empty_shard_note(logs)) if note]
     # A combined run's robustness summary: the first of its folders that has one (shards of ours each could).
     robust = next((r for path in group.paths if (r := robust_summary(path, notes)) is not None), None)
     info = _run_info(group, logs, [i.name for i in infos], notes)
