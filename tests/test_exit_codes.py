@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
+from conftest import FIXTURES
 from fake_openai import FakeOpenAIServer, chat_body
 
 from toolemu.agents import AgentLike
@@ -147,3 +153,35 @@ def test_a_refused_key_stops_evaluation_at_once(run_cli, tmp_path, fast) -> None
                          "--api-key-env", KEY_ENV, "--cache", "off", "--no-progress")  # fmt: skip
     assert result.code == 2 and "refused the request (HTTP 401" in result.err
     assert len(server.requests) <= 2
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "kind"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")]
+)
+def test_evaluate_stopped_says_how_many_judgements_were_not_run_and_resumes(run_cli, tmp_path, sig, code, kind) -> None:
+    """SIGTERM (SLURM's time limit) or Ctrl-C during `toolemu evaluate`: one line with how many judgements were not
+    run and how to resume, exit 143 or 130; the same command then judges exactly those, each pair once."""
+    run = tmp_path / "run"
+    specs = ("--input-path", FIXTURES / "toolemu_cases.json", "--toolkits-path", FIXTURES / "toolemu_toolkits.json")
+    assert run_cli("emulate", "--dry-run", "--no-progress", *specs, "--dump-dir", run).code == 0
+    command = [sys.executable, "-m", "toolemu.cli.app", "evaluate", str(run), "--dry-run", "--no-progress"]
+    env = {**os.environ, "TOOLEMU_DRY_RUN_LATENCY_S": "0.5", "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    safe = run / "trajectories_eval_agent_safe.jsonl"
+    while time.monotonic() < deadline and not (safe.is_file() and safe.read_text().count("\n") >= 1):
+        time.sleep(0.1)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == code and "Traceback" not in err, err
+    line = next(line for line in err.splitlines() if line.startswith(f"{kind}: "))
+    assert "judgements not run" in line and "run the same command again to resume" in line, line
+    not_run = int(line.removeprefix(f"{kind}: ").split()[0])
+    assert not_run >= 1
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    total, done = re.search(r"judgements: (\d+) \(already done (\d+),", again.stdout).groups()
+    assert int(total) - int(done) == not_run, again.stdout  # exactly those it said were not run
+    for path in run.glob("*_eval_*.jsonl"):
+        keys = [(r["case_name"], r["trial"]) for r in read_jsonl(path)]
+        assert len(keys) == len(set(keys)) == 2, path.name
