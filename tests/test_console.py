@@ -252,6 +252,7 @@ def test_chat_with_a_server_that_is_not_a_chat_api_is_one_line(kind, run_cli, mo
         result = _chat_once(run_cli, f"http://user:sk-in-url@127.0.0.1:{server.server_address[1]}/v1", monkeypatch)
     finally:
         server.shutdown()
+        server.server_close()
     assert result.code == 2, result.err
     assert result.err.count("\n") == 1 and "Traceback" not in result.err and "retry" not in result.err
     assert "field '--base-url'" in result.err and SAID[kind] in result.err
@@ -290,6 +291,7 @@ def test_a_chat_servers_own_error_is_not_called_foreign(run_cli, monkeypatch, tm
         result = _chat_once(run_cli, f"http://127.0.0.1:{other.server_address[1]}/v1", monkeypatch)
     finally:
         other.shutdown()
+        other.server_close()
     assert result.code == 2 and "JSON that is not a chat completion (keys: output)" in result.err
     missing = {"error": {"message": "The model m does not exist", "type": "invalid_request_error"}}
     server = _http_server(404, "application/json", json.dumps(missing))
@@ -297,6 +299,7 @@ def test_a_chat_servers_own_error_is_not_called_foreign(run_cli, monkeypatch, tm
         result = _chat_once(run_cli, f"http://127.0.0.1:{server.server_address[1]}/v1", monkeypatch)
     finally:
         server.shutdown()
+        server.server_close()
     assert result.code != 0 and "does not exist" in result.err and "chat API at" not in result.err
     lost = {**chat_body("x"), "choices": None}
     with FakeOpenAIServer([(200, lost), (200, chat_body("hello"))]) as good:
