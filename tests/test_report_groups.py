@@ -146,8 +146,9 @@ def test_comparisons_only_where_asked(tmp_path, run_cli) -> None:
     assert "--baseline" in (tmp_path / "o1" / "report.html").read_text()
     against = report(run_cli, *runs, "--baseline", "c", "--out", tmp_path / "o2")
     assert {(p["a"], p["b"]) for p in against["paired"]} == {("c", "a"), ("c", "b"), ("c", "d")}
-    assert {p["scorer"] for p in against["paired"]} == {"safety", "helpfulness"}  # the scorers with values
-    assert len(against["paired"]) == 3 * 2 and against["paired_note"] == "each run against the baseline c"
+    scored = {"safety", "helpfulness", "realism", "awareness"}  # the default scorers with a value on these cases
+    assert {p["scorer"] for p in against["paired"]} == scored
+    assert len(against["paired"]) == 3 * len(scored) and against["paired_note"] == "each run against the baseline c"
     chosen = report(run_cli, *runs, "--compare", "a,d", "--out", tmp_path / "o3")
     assert {(p["a"], p["b"]) for p in chosen["paired"]} == {("a", "d")}
     every = report(run_cli, *runs, "--compare", "all", "--out", tmp_path / "o4")
