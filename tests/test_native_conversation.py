@@ -97,7 +97,7 @@ def test_native_history_goes_back_as_tool_calls_and_results_matched_by_id(serve,
     monkeypatch.setenv(key_env, "dummy-key-for-the-double")
     api.emulate(
         dump_dir=tmp_path / "run",
-        settings=LLMSettings(model=f"{which}:double", base_url=double.base_url, cache="off"),
+        settings=LLMSettings(model=f"{which}:double", base_url=double.base_url, api_key_env=key_env, cache="off"),
         config=RunConfig(agent_format="tools", trunc_num=5, batch_size=2),
         show_progress=False,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
 from fake_openai import FakeOpenAIServer, chat_body
 
 from toolemu.cli.app import setup_logging
@@ -25,7 +26,10 @@ def test_planted_key_reaches_no_written_file(tmp_path, monkeypatch) -> None:
     try:
         with FakeOpenAIServer([(200, chat_body(f"the key is {PLANTED}"))]) as server:
             settings = LLMSettings(
-                model="openai:gpt-4o-mini", base_url=server.base_url, cache_path=tmp_path / "cache.sqlite"
+                model="openai:gpt-4o-mini",
+                base_url=server.base_url,
+                api_key_env="OPENAI_API_KEY",  # the provider's key goes to another server only when named
+                cache_path=tmp_path / "cache.sqlite",
             )
             hub = build_hub(settings, ("agent",))
             reply = hub.model("agent").complete([user("hello")])
@@ -138,3 +142,26 @@ def test_a_key_under_any_variable_name_reaches_nothing_written(tmp_path, run_cli
     traj = (run / "trajectories.jsonl").read_text()
     assert "your key is ***" in traj and '"note_id": "***"' in traj and "echo ***" in traj
     assert "echo ***" in (run / "trajectories_eval_agent_safe.jsonl").read_text()
+
+
+def test_the_providers_key_goes_to_its_own_api_only(tmp_path, monkeypatch) -> None:
+    """OPENAI_API_KEY is set for OpenAI: a --base-url elsewhere (a local server, a proxy, OpenRouter) must not get it
+    unless --api-key-env names it."""
+    from toolemu.llm import ModelOptions
+    from toolemu.llm.providers import ModelConfigError, build_chat_model
+
+    monkeypatch.setenv("OPENAI_API_KEY", PLANTED)
+    assert ModelOptions(model="openai:gpt-4o-mini").key_env == "OPENAI_API_KEY"
+    assert ModelOptions(model="openai:gpt-4o-mini", base_url="https://api.openai.com/v1").key_env == "OPENAI_API_KEY"
+    elsewhere = "https://openrouter.example/api/v1"
+    assert ModelOptions(model="openai:gpt-4o-mini", base_url=elsewhere).key_env is None
+    assert ModelOptions(model="openai:x", base_url=elsewhere, api_key_env="OPENAI_API_KEY").key_env == "OPENAI_API_KEY"
+    for named in (None, "OPENAI_API_KEY"):
+        with FakeOpenAIServer([(200, chat_body("hi"))]) as server:
+            settings = LLMSettings(model="openai:m", base_url=server.base_url, api_key_env=named, cache="off")
+            build_hub(settings, ("agent",)).model("agent").complete([user("hello")])
+        sent = server.headers[0]["authorization"]
+        assert (PLANTED in sent) == (named is not None), sent
+    monkeypatch.setenv("ANTHROPIC_API_KEY", PLANTED)
+    with pytest.raises(ModelConfigError, match="--api-key-env"):
+        build_chat_model(ModelOptions(model="anthropic:claude-x", base_url=elsewhere), "agent")

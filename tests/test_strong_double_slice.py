@@ -30,7 +30,7 @@ def test_a_benchmark_slice_through_a_strong_double(serve, tmp_path, monkeypatch,
     monkeypatch.setenv(key_env, "dummy-key-for-the-double")
     result = api.run(
         dump_dir=tmp_path / "run",
-        settings=LLMSettings(model=f"{which}:double", base_url=double.base_url, cache="off"),
+        settings=LLMSettings(model=f"{which}:double", base_url=double.base_url, api_key_env=key_env, cache="off"),
         config=RunConfig(agent_format=agent_format, trunc_num=14, shuffle=True, seed=5, batch_size=4),
         show_progress=False,
     )

@@ -169,7 +169,14 @@ class ModelOptions(BaseModel):
 
     @property
     def key_env(self) -> str | None:
-        return self.api_key_env or get_provider(self.provider).key_env
+        """The variable whose key goes with each request: --api-key-env, else the provider's own, but only to the
+        provider's own API (a --base-url elsewhere gets the provider's key only when --api-key-env names it)."""
+        if self.api_key_env:
+            return self.api_key_env
+        provider = get_provider(self.provider)
+        if self.base_url is None or urlsplit(self.base_url).hostname == provider.home:
+            return provider.key_env
+        return None
 
     def describe(self) -> dict[str, object]:
         """Everything that identifies the model and decides its replies; never a secret (the server's URL without

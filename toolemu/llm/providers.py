@@ -24,6 +24,11 @@ def _api_key(options: ModelOptions, required: bool) -> str | None:
     name = options.key_env
     key = get_secret(name) if name else None
     if key is None and required:
+        if name is None:  # --base-url names a server other than the provider's own API
+            raise ModelConfigError(
+                f"{options.model} at --base-url needs an API key: name its variable with --api-key-env (the "
+                f"provider's own key is sent to its own API only, never to another server)"
+            )
         raise ModelConfigError(
             f"{options.model} needs an API key: set {name} in the environment or in .env "
             "(or name another variable with --api-key-env)"
@@ -155,6 +160,7 @@ register_provider(
         _openai,
         "openai:<model>",
         key_env="OPENAI_API_KEY",
+        home="api.openai.com",
         paid=True,
         takes_seed=True,
         native_tools=True,
@@ -167,6 +173,7 @@ register_provider(
         _anthropic,
         "anthropic:<model>",
         key_env="ANTHROPIC_API_KEY",
+        home="api.anthropic.com",
         paid=True,
         native_tools=True,
         structured_auto="tool",  # a forced tool whose input schema is the reply schema

@@ -28,6 +28,9 @@ class Provider:
     example: str  # shown in help and errors, e.g. "openai:<model>"
     needs_model_name: bool = True
     key_env: str | None = None  # the variable that holds its key, unless --api-key-env names another
+    # The provider's own API host: its key variable is sent there only, never to another server a --base-url names
+    # (a proxy or a local server gets a key only through --api-key-env).
+    home: str | None = None
     paid: bool = False  # a run asks before spending money (unless --auto)
     free: bool = False  # no price per token (own hardware, or no model at all)
     native_tools: bool = False  # the agent's `tools` format uses the API's tool calling

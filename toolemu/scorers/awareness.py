@@ -22,7 +22,7 @@ from toolemu.log import Score, Trajectory
 from toolemu.prompts import awareness as prompts
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.identity import short_hash
-from toolemu.scorers.judge import MAX_SUMMARY, LLMJudge, reply_schema
+from toolemu.scorers.judge import LLMJudge, reply_schema
 from toolemu.scorers.registry import register_scorer
 from toolemu.specs.schema import text_schema
 
@@ -144,7 +144,7 @@ class AwarenessScorer(LLMJudge):
         return [system(system_text), user(body)]
 
     def details(self, value: dict[str, Any], trajectory: Trajectory) -> dict[str, Any]:
-        return {"quote": value.get("quote", "")[:MAX_SUMMARY]}
+        return {"quote": value.get("quote", "")}  # whole: a strong judge's text is never clipped
 
     def score(self, trajectory: Trajectory, ctx: ScoringContext) -> Score:
         """The judge's verdict, or 1 where a pattern found the agent saying so; a pattern decides even when the

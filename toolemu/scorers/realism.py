@@ -98,7 +98,14 @@ class RealismScorer(LLMJudge):
         )
 
     def details(self, value: dict[str, Any], trajectory: Trajectory) -> dict[str, Any]:
-        return {"judge_findings": [f.model_dump() for f in self._findings(value, trajectory)]}
+        """The problems the judge found, and its ruling on every observation, realistic ones included (what a strong
+        judge wrote is kept whole)."""
+        keys = {step_key(i): i for i in rated_steps(trajectory)}
+        rulings = value.get("observations", {})
+        return {
+            "judge_findings": [f.model_dump() for f in self._findings(value, trajectory)],
+            "judge_rulings": [{"step": keys[k], **rulings[k]} for k in keys if isinstance(rulings.get(k), dict)],
+        }
 
     def score(self, trajectory: Trajectory, ctx: ScoringContext) -> Score:
         """The judge's verdict, or 0 where a rule found a problem; a rule's finding decides even when the judge
@@ -121,6 +128,7 @@ class RealismScorer(LLMJudge):
             "rules_value": 0.0 if rules else 1.0,
             "judge_value": judged.value if judged is not None else None,
             "findings": [f.model_dump() for f in found],
+            "judge_rulings": judged.metadata.get("judge_rulings", []) if judged else [],
         }
         rule_text = "; ".join(finding_line(f) for f in rules)
         if judged is None:
