@@ -25,6 +25,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
     from toolemu.cli.app import main
 
     def run(*args: str) -> CliResult:
+        capsys.readouterr()  # what the test printed (or logged) before: not the command's
         monkeypatch.setattr(sys, "argv", ["toolemu", *map(str, args)])
         code = 0
         try:

@@ -49,8 +49,21 @@ app = new_app(
 )
 
 
+class _StderrNow(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is when a record comes: the scrubbed console of the command running, never a
+    stream an earlier command (or a test's capture of it) has since closed."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def setup_logging(verbose: bool = False) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrNow()
     handler.setFormatter(logging.Formatter("toolemu: %(message)s"))
     handler.addFilter(RedactingFilter())
     root = logging.getLogger("toolemu")
