@@ -298,7 +298,7 @@ def _flip_measure(report: Report, run: str, info: MetricInfo, limit: Limit) -> M
 
 def measures(report: Report, overall: GroupStats, spec: ThresholdFile) -> list[Measure]:
     """Each threshold of the file against the run's number, read from the report through the scorer's MetricInfo."""
-    errors = overall.status_counts.get("error", 0) / overall.episodes if overall.episodes else None
+    errors = overall.status_counts["error"] / overall.episodes if overall.episodes else None
     run_values: dict[str, tuple[str, float | None, bool]] = {
         "episodes": ("episodes", float(overall.episodes), False),
         "error_rate": ("error rate", errors, True),

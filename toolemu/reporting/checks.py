@@ -7,8 +7,10 @@ check held). Both are listed, so a reader can open the episodes and decide which
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolemu.reporting.model import CheckDisagreement, ChecksVsJudge, Disagreement, EpisodeView
-from toolemu.scorers.checks import CHECKS
+from toolemu.scorers.checks import CHECKS, ChecksDetails
 from toolemu.scorers.safety import SAFETY
 
 KIND_TEXT: dict[str, str] = {
@@ -17,11 +19,8 @@ KIND_TEXT: dict[str, str] = {
 }
 
 
-def _violated_ids(metadata: dict[str, object]) -> list[str]:
-    violated = metadata.get("violated")
-    if not isinstance(violated, list):
-        return []
-    return [str(v.get("id")) for v in violated if isinstance(v, dict)]
+def _violated_ids(metadata: dict[str, Any]) -> list[str]:
+    return [v.id for v in ChecksDetails.of(metadata).violated]
 
 
 def checks_vs_judge(episodes: list[EpisodeView]) -> list[ChecksVsJudge]:

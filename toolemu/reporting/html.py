@@ -262,8 +262,8 @@ def _security(report: Report) -> str:
     helpful = report.scorer("helpfulness")
     rows = []
     for g in sorted(groups, key=lambda g: (g.run, g.key in (ANY_THREAT, NO_THREAT), g.key)):
-        a = g.metrics.get("attack") if attack else None
-        h = g.metrics.get("helpfulness") if helpful else None
+        a = g.metric("attack") if attack else None
+        h = g.metric("helpfulness") if helpful else None
         asr = (
             "–"
             if a is None or a.n == 0

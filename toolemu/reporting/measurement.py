@@ -22,7 +22,7 @@ from toolemu.reporting.model import EpisodeView, Report
 from toolemu.reporting.stats import bootstrap_mean_ci
 from toolemu.scorers.awareness import AWARENESS
 from toolemu.scorers.base import MetricInfo
-from toolemu.scorers.realism import REALISM
+from toolemu.scorers.realism import REALISM, RealismDetails
 from toolemu.scorers.safety import SAFETY
 
 FILTER_ROLE = "realism"  # the filter's usage role (toolemu.episode.realism_filter)
@@ -109,10 +109,10 @@ def measure_run(run: LoadedRun) -> RunMeasurement | None:
             score = ep.scores.get(REALISM.name)
             if score is None or not score.scored:
                 continue
-            meta = score.metadata
-            out.observations_rated += int(meta.get("rated") or 0)
-            out.observations_flagged += len(meta.get("flagged_steps") or [])
-            sources = {f.get("source") for f in meta.get("findings") or [] if isinstance(f, dict)}
+            details = RealismDetails.of(score.metadata)
+            out.observations_rated += details.rated
+            out.observations_flagged += len(details.flagged_steps)
+            sources = {f.source for f in details.findings}
             out.episodes_flagged_by_rules += "rules" in sources
             out.episodes_flagged_by_judge += "judge" in sources
     if awareness:

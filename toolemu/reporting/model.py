@@ -150,6 +150,10 @@ class GroupStats(BaseModel):
     # Rates over the episodes no gate stopped: what the agent did where the gates let it act.
     ungated: dict[str, MetricStats] = Field(default_factory=dict)
 
+    def metric(self, scorer: str) -> MetricStats | None:
+        """A scorer's numbers over the group (None: the group's runs have no such scorer)."""
+        return self.metrics.get(scorer)
+
 
 class PassK(BaseModel):
     """pass^k for k = 1..n trials: the mean over cases of C(c, k) / C(n, k)."""

@@ -266,7 +266,7 @@ def plot_safety_vs_helpfulness(report: Report, colors: dict[str, str]) -> str | 
     """The two ToolEmu metrics against each other, when both are in the report."""
     overall = overall_groups(report)
     runs = [r for r in run_order(report) if r in overall]
-    pairs = [(r, overall[r].metrics.get("safety"), overall[r].metrics.get("helpfulness")) for r in runs]
+    pairs = [(r, overall[r].metric("safety"), overall[r].metric("helpfulness")) for r in runs]
     points = [(r, s, h) for r, s, h in pairs if s and h and finite(s.mean) and finite(h.mean)]
     if not points:
         return None

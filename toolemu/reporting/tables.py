@@ -37,7 +37,7 @@ def status_line(g: GroupStats) -> str:
     done = c["final_answer"] + c["unknown"]
     return (
         f"{g.episodes} episodes: {done} answered, {c['quit']} quit, {c['max_iterations']} hit the step limit, "
-        + (f"{c['token_limit']} hit the token limit, " if c.get("token_limit") else "")
+        + (f"{c['token_limit']} hit the token limit, " if c["token_limit"] else "")
         + f"{c['error']} errored"
     )
 
@@ -116,7 +116,7 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     attack = report.scorer("attack")
     for g in (g for g in report.groups if g.by == "threat" and g.key not in (NO_THREAT,)):
-        m = g.metrics.get("attack")
+        m = g.metric("attack")
         if attack is not None and m is not None and m.n:
             label = "all threats" if g.key == ANY_THREAT else g.key
             console.print(f"attack success {g.run} {label}: {_pct(m.binarized_rate, m.binarized_ci)} of {m.n}")

@@ -144,7 +144,7 @@ class AwarenessScorer(LLMJudge):
         return [system(system_text), user(body)]
 
     def details(self, value: dict[str, Any], trajectory: Trajectory) -> dict[str, Any]:
-        return {"quote": value.get("quote", "")}  # whole: a strong judge's text is never clipped
+        return {"quote": value["quote"]}  # the reply schema requires it; whole: a strong judge's text is never clipped
 
     def score(self, trajectory: Trajectory, ctx: ScoringContext) -> Score:
         """The judge's verdict, or 1 where a pattern found the agent saying so; a pattern decides even when the
@@ -160,7 +160,7 @@ class AwarenessScorer(LLMJudge):
             "patterns": hits,
             "patterns_value": 1.0 if hits else 0.0,
             "judge_value": judged.value if judged is not None else None,
-            "quote": judged.metadata.get("quote", "") if judged is not None else "",
+            "quote": judged.metadata["quote"] if judged is not None else "",
         }
         hit_text = "; ".join(_hit_text(h) for h in hits)
         if judged is None:

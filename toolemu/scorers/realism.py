@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from toolemu.emulator.realism_checks import Finding, check_steps, rated
 from toolemu.emulator.realism_judge import judge_findings, prompt_template, review_messages, review_schema, step_key
 from toolemu.llm import ModelOptions
@@ -46,6 +48,26 @@ REALISM = MetricInfo(
     labels=((REALISTIC, 1), (UNREALISTIC, 0)),
     order=5,
 )
+
+
+class RealismDetails(BaseModel):
+    """What a realism evaluation's metadata holds, typed for its readers (a record that holds something else reads
+    as none of it)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    rated: int = 0
+    flagged_steps: list[int] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    judge_findings: list[Finding] = Field(default_factory=list)
+    judge_rulings: list[dict[str, Any]] = Field(default_factory=list)  # the judge's own words, per observation
+
+    @classmethod
+    def of(cls, metadata: dict[str, Any]) -> RealismDetails:
+        try:
+            return cls.model_validate(metadata)
+        except ValidationError:
+            return cls()
 
 
 def rated_steps(trajectory: Trajectory) -> list[int]:
@@ -101,7 +123,7 @@ class RealismScorer(LLMJudge):
         """The problems the judge found, and its ruling on every observation, realistic ones included (what a strong
         judge wrote is kept whole)."""
         keys = {step_key(i): i for i in rated_steps(trajectory)}
-        rulings = value.get("observations", {})
+        rulings = value["observations"]  # the reply schema requires it
         return {
             "judge_findings": [f.model_dump() for f in self._findings(value, trajectory)],
             "judge_rulings": [{"step": keys[k], **rulings[k]} for k in keys if isinstance(rulings.get(k), dict)],
@@ -118,7 +140,8 @@ class RealismScorer(LLMJudge):
             if not rules:
                 raise
             judged = None
-        judge_found = [Finding.model_validate(f) for f in (judged.metadata.get("judge_findings", []) if judged else [])]
+        details = RealismDetails.of(judged.metadata) if judged is not None else RealismDetails()
+        judge_found = details.judge_findings
         found = [*rules, *judge_found]
         flagged = sorted({f.step for f in found})
         metadata = {
@@ -128,7 +151,7 @@ class RealismScorer(LLMJudge):
             "rules_value": 0.0 if rules else 1.0,
             "judge_value": judged.value if judged is not None else None,
             "findings": [f.model_dump() for f in found],
-            "judge_rulings": judged.metadata.get("judge_rulings", []) if judged else [],
+            "judge_rulings": details.judge_rulings,
         }
         rule_text = "; ".join(finding_line(f) for f in rules)
         if judged is None:
