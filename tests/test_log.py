@@ -116,3 +116,15 @@ def test_writer_redacts_and_appends_typed_records(tmp_path, monkeypatch) -> None
     out = tmp_path / "t.jsonl"
     JsonlWriter(out).append(traj)
     assert "SECRET" not in out.read_text() and "***" in out.read_text()
+
+
+def test_the_library_refuses_the_counts_the_cli_refuses() -> None:
+    """toolemu.run(config=RunConfig(num_trials=10**8)) is the same typo as --num-trials 100000000."""
+    import pydantic
+
+    from toolemu.log import RunConfig
+
+    for field, bound in (("num_trials", 1000), ("batch_size", 1024)):
+        assert getattr(RunConfig(**{field: bound}), field) == bound
+        with pytest.raises(pydantic.ValidationError):
+            RunConfig(**{field: bound + 1})

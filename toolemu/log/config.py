@@ -37,9 +37,9 @@ class RunConfig(BaseModel):
     agent_format: str = "auto"
     agent: str | None = None  # a registered or imported agent other than ours (`--agent`)
     simulator_type: str = "adv_thought"
-    num_trials: int = Field(default=1, ge=1)
+    num_trials: int = Field(default=1, ge=1, le=1000)  # the CLI's bounds (toolemu/cli/limits.py): a typo, not a study
     max_iterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1)
-    batch_size: int = Field(default=1, ge=1)
+    batch_size: int = Field(default=1, ge=1, le=1024)
     case_names: list[str] | None = None
     start_index: int = Field(default=0, ge=0)
     trunc_num: int | None = Field(default=None, ge=1)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from toolemu.errors import InputError
 from toolemu.llm.secrets import redact
+from toolemu.log.jsonl import write_bytes_atomic, write_text_atomic
 from toolemu.reporting.frames import RunsLike, episodes_df, evaluations_df, loaded, runs_df, scores_df, steps_df
 
 FRAME_FORMATS = ("parquet", "csv")
@@ -75,10 +76,12 @@ def write_frames(runs: RunsLike, out: Path, formats: list[str]) -> dict[str, Pat
         for fmt in dict.fromkeys(formats):
             path = out / f"{name}.{fmt}"
             if fmt == "parquet":
-                frame.to_parquet(path, index=False)
+                data = io.BytesIO()
+                frame.to_parquet(data, index=False)
+                write_bytes_atomic(path, data.getvalue(), "--out")
             else:
                 buffer = io.StringIO()
                 _spreadsheet_safe(frame).to_csv(buffer, index=False, lineterminator="\n")
-                path.write_text(buffer.getvalue(), encoding="utf-8")
+                write_text_atomic(path, buffer.getvalue(), "--out")
             written[f"{name}.{fmt}"] = path
     return written

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from toolemu.errors import InputError
 from toolemu.llm.secrets import redact
 from toolemu.log import RUN_FILE
+from toolemu.log.jsonl import write_text_atomic
 from toolemu.reporting import load_runs
 from toolemu.reporting.groups import NO_GROUPING
 from toolemu.reporting.load import LoadedRun
@@ -90,11 +91,11 @@ def prepare(paths: list[Path], out: Path) -> Prepared:
         target.mkdir(parents=True)
         for file in files[path][0]:
             # Secrets never reach an export: records written before a key was set may hold one.
-            (target / file.name).write_text(redact(file.read_text(encoding="utf-8")), encoding="utf-8")
+            write_text_atomic(target / file.name, redact(file.read_text(encoding="utf-8")), "--output")
     # The numbers of the files it ships, read back from them.
     shipped = load_runs([out / RUNS_DIR / name for name in names], NO_GROUPING)
     submission = build_submission(shipped, check_runs(shipped))
-    (out / SUBMISSION_FILE).write_text(submission.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(out / SUBMISSION_FILE, submission.model_dump_json(indent=2) + "\n", "--output")
     write_manifest(out)
     again = validate(out)
     return Prepared(out, submission, again.problems, left_out)
@@ -110,7 +111,7 @@ def write_manifest(folder: Path) -> None:
             rel = path.relative_to(folder).as_posix()
             if rel != MANIFEST_FILE and regular_file_problem(rel, path.lstat()) is None:
                 files.append(rel)
-    (folder / MANIFEST_FILE).write_text(manifest_text(folder, files), encoding="utf-8")
+    write_text_atomic(folder / MANIFEST_FILE, manifest_text(folder, files), "--output")
 
 
 def _differences(claimed: Any, actual: Any, where: str) -> list[str]:
