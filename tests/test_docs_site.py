@@ -113,3 +113,16 @@ def test_the_readme_stays_short_and_links_into_the_docs() -> None:
     assert len(readme.splitlines()) < 200
     for link in re.findall(r"\]\(((?:docs|assets)/[^)#]+)", readme):
         assert (REPO / link).is_file(), link
+
+
+def test_the_readme_reliability_section_gives_the_exit_codes_the_commands_use() -> None:
+    from toolemu.cli import outcome
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Reliability\n", 1)[1].split("\n## ", 1)[0]
+    assert "docs/guides/reliability.md" in section
+    listed = {int(code) for row in re.findall(r"^\| ([\d /]+) \|", section, re.M) for code in row.split("/")}
+    code_names = ("OK", "FAILED", "BAD_INPUT", "BUDGET", "INTERRUPTED", "TERMINATED")
+    assert listed == {getattr(outcome, name) for name in code_names}
+    guide = (REPO / "docs" / "guides" / "reliability.md").read_text(encoding="utf-8")
+    assert {int(c) for c in re.findall(r"^\| (\d+) \|", guide, re.M)} == listed
