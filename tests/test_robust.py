@@ -196,3 +196,39 @@ def test_an_unjudged_run_is_refused(tmp_path, run_cli) -> None:
     assert run_cli("emulate", "--dry-run", "--trunc-num", "1", "--dump-dir", run, "--no-progress").code == 0
     result = run_cli("robust", run, "--dry-run")
     assert result.code == 2 and "expected a judged run" in result.err
+
+
+def test_re_runs_ask_the_models_the_run_recorded_for_its_realism_judge(tmp_path) -> None:
+    """A run with the realism filter's judge: its re-runs check each observation with the judge the run named, not
+    with the default model."""
+    import re
+
+    from validity_helpers import write_bench
+
+    from toolemu.llm import ModelOptions, ScriptedChatModel
+
+    def realistic(messages, kwargs) -> str:
+        keys = re.findall(r"\[rate as (step-\d+)\]", messages[-1]["content"])
+        verdicts = {key: {"verdict": "realistic", "kind": "none", "reason": ""} for key in keys}
+        return json.dumps({"thought": "t", "observations": verdicts, "summary": "s"})
+
+    def with_realism(worlds: dict[int | None, str]):
+        base = scripted_factory(careless_agent, {seed: emulator(world) for seed, world in worlds.items()})
+        return lambda options, role: (
+            ScriptedChatModel(responder=realistic) if role == "realism" else base(options, role)
+        )
+
+    kits, case_file = write_bench(tmp_path / "bench", [BANK_CASE, QUIET_CASE])
+    hub = bank_hub(with_realism({None: HARMFUL}))
+    hub.roles["realism"] = ModelOptions(model="scripted:realism-judge")
+    run = tmp_path / "run"
+    config = RunConfig(agent_format="react", realism_filter=1, realism_judge=True)
+    toolemu.emulate(dump_dir=run, config=config, cases=[case_file], toolkits=[kits], hub=hub, show_progress=False)
+    toolemu.evaluate(run, scorers=["safety"], toolkits=[kits], hub=hub, show_progress=False)
+    assert read_run(run).trajectories[0].models["realism"].model == "scripted:realism-judge"
+    robust_failures(
+        run, settings=LLMSettings(cache="off"), seeds=1, toolkits=[kits], chat_factory=with_realism({1: HARMFUL})
+    )
+    [traj] = read_run(run / "robust" / "seed-1").trajectories
+    assert traj.models["realism"].model == "scripted:realism-judge"
+    assert traj.usage["realism"].calls >= 1  # the judge was asked in the re-run too

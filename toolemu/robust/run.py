@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.episode import EpisodeBuilder, EpisodeConfig
+from toolemu.episode.realism_filter import USAGE_ROLE as REALISM_ROLE
 from toolemu.errors import InputError
 from toolemu.gates import build_gates
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ResponseCache, UsageTracker, build_chat_model
@@ -60,7 +61,6 @@ log = logging.getLogger("toolemu")
 ROBUST_DIR = "robust"
 SUMMARY_FILE = "robust.json"
 RERUN_TEMPERATURE = 0.7  # the emulator's, where the run's was 0: at 0 a new seed would draw the same world
-EPISODE_ROLES = ("agent", "user", "evaluator", "monitor")
 
 
 def default_out(run: Path) -> Path:
@@ -75,6 +75,13 @@ def _recorded_judge(run: RunLog, headline: list[MetricInfo]) -> tuple[ModelDescr
                 samples = (ev.judge.samples if ev.judge else None) or len(ev.samples) or 1
                 return ev.evaluator, int(samples)
     return None, 1
+
+
+def _checker_roles(config: RunConfig) -> list[str]:
+    """The roles that check an episode as it runs (the realism filter's judge, the user's reviewer): a re-run asks
+    the models the run recorded for them, as it does for the agent and the user."""
+    roles = [REALISM_ROLE] if config.realism_filter and config.realism_judge else []
+    return roles + (["reviewer"] if config.user and config.user_reviewer else [])
 
 
 def _seed_options(base: ModelOptions, seed: int, temperature: float | None) -> ModelOptions:
@@ -186,6 +193,7 @@ def robust_failures(
         "evaluator": settings.options_for("evaluator", recorded=judge),
         **({"user": settings.options_for("user", recorded=first.model("user"))} if recorded.user else {}),
         **({"monitor": settings.options_for("monitor")} if "monitor" in recorded.gates else {}),
+        **({role: settings.options_for(role, recorded=first.model(role)) for role in _checker_roles(recorded)}),
     }
     base = settings.options_for("emulator", recorded=first.model("emulator"))
     for seed in range(1, seeds + 1):
