@@ -29,6 +29,7 @@ def test_run_agent_cmd_over_10_cases_x_2_trials_with_batches_records_every_pair_
     meta = json.loads((dump / "run.json").read_text())
     assert sorted(map(tuple, meta["expected_pairs"])) == sorted(pairs)
     assert meta["config"]["agent"] == f"mcp-cmd:{AGENT} --check-env"
+    assert meta["models"]["agent"] == f"mcp-cmd:{AGENT} --check-env"  # not the hub's model, which it never asked
     for r in recorded:
         assert r["status"] == "final_answer", r.get("error")
         assert r["output"].startswith(f"Done: called {r['steps'][0]['tool']} for {r['case_name']}")

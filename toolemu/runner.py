@@ -225,6 +225,8 @@ def _run_cases(
             role: hub.options_for(role).model for role in ("agent", "emulator", *(("user",) if config.user else ()))
         },
     }
+    if isinstance(spec := getattr(agent, "spec", None), str):  # an agent that brings its own model (mcp-cmd:...)
+        plan["models"]["agent"] = spec
     identity = benchmark or identify(bench, shipped=False)
     plan["benchmark"] = identity.model_dump(mode="json", exclude_none=True)
     replay = ReplayIndex.from_run(config.replay) if config.replay is not None else None
