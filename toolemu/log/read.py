@@ -6,6 +6,7 @@ beside them, each joined to its trajectory. Judges, resume, merge, reports and n
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from pydantic import ValidationError
 from toolemu.llm.secrets import redactor
 from toolemu.log.evaluation import Evaluation
 from toolemu.log.jsonl import first_record, scan_jsonl
-from toolemu.log.layout import RunFiles, run_files
+from toolemu.log.layout import RunFiles, eval_files_among, run_files
 from toolemu.log.meta import RunMeta, read_meta
 from toolemu.log.records import Trajectory
 from toolemu.log.toolemu_format import NO_EVAL_ID, eval_positions, is_ours, upgrade_evaluation, upgrade_trajectory
@@ -87,6 +88,7 @@ class RunLog:
     trajectories: list[Trajectory]
     evaluations: dict[str, list[Evaluation]]  # by eval type, in file order
     problems: list[str] = field(default_factory=list)  # lines that are not records: reported, never dropped
+    rejudge_files: dict[str, Path] = field(default_factory=dict)  # `<type>#rejudge` files beside it, when read
 
     def join_key(self, item: Trajectory | Evaluation, position: int) -> JoinKey:
         """Ours join on (case, trial, episode start); ToolEmu's only have their position (eval_id)."""
@@ -152,22 +154,26 @@ class RunLog:
         return episodes, notes
 
 
-def read_run(path: Path, *, scrub: bool = True, evaluations: bool = True) -> RunLog:
+def read_run(path: Path, *, scrub: bool = True, evaluations: bool = True, listing: list[str] | None = None) -> RunLog:
     """Read a run directory or a trajectory file with every `_eval_<type>.jsonl` beside it.
 
     `scrub` redacts secrets set in this environment from every line before it is parsed: dumps written by other
-    tools, or before a key was set, may hold one, and it must never reach a report."""
+    tools, or before a key was set, may hold one, and it must never reach a report. `listing`: the names in the
+    trajectories' folder, where the caller has listed it (a study folder of hundreds of dumps is listed once)."""
     files = run_files(path)
     clean = redactor() if scrub else None
     trajectories, problems = read_trajectories(files.trajectories, clean)
     raw_ours = any(t.schema_version for t in trajectories)
     meta = read_meta(files.run_file) if files.run_file is not None and files.run_file.is_file() else None
     evals: dict[str, list[Evaluation]] = {}
+    rejudged: dict[str, Path] = {}
     if evaluations:
-        for eval_type, file in files.eval_files().items():
+        names = os.listdir(files.directory) if listing is None else listing
+        for eval_type, file in eval_files_among(files.trajectories, names).items():
             evals[eval_type], more = read_evaluations(file, eval_type, clean)
             problems += more
-    return RunLog(files, "ours" if raw_ours else "toolemu", meta, trajectories, evals, problems)
+        rejudged = eval_files_among(files.trajectories, names, rejudged=True)
+    return RunLog(files, "ours" if raw_ours else "toolemu", meta, trajectories, evals, problems, rejudged)
 
 
 def first_trajectory(path: Path) -> Trajectory | None:

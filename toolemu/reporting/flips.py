@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from toolemu.llm.secrets import redactor
 from toolemu.log import Evaluation, RunLog, Trajectory
@@ -36,7 +35,7 @@ def read_rejudged(log: RunLog) -> Rejudged:
     """The re-judgement files beside a run file (none: empty), scrubbed of secrets as every record read is."""
     out = Rejudged(log)
     clean = redactor()
-    for key, path in log.files.eval_files(rejudged=True).items():
+    for key, path in log.rejudge_files.items():
         eval_type = key.removesuffix(REJUDGE_MARK)
         out.evaluations[eval_type], problems = read_evaluations(path, eval_type, clean)
         out.problems += problems
@@ -149,8 +148,3 @@ def _stats(run: str, info: MetricInfo, tally: _Tally, notes: list[str]) -> FlipS
         cases=tally.cases,
         notes=mine,
     )
-
-
-def rejudged_files(run: LoadedRun) -> list[Path]:
-    """Every re-judgement file of a run (for people: where the flip rates come from)."""
-    return [p for log in run.all_logs for p in log.files.eval_files(rejudged=True).values()]

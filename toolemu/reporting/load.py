@@ -151,8 +151,8 @@ def load_group(group: RunGroup, traces: TraceStore | None = None) -> LoadedRun:
     joined: list[Episode] = []
     episodes: list[EpisodeView] = []
     notes = list(group.notes)
-    for path in group.paths:
-        run = read_run(path)
+    for path, run_file in zip(group.paths, files, strict=True):
+        run = read_run(path, listing=listings[run_file.directory])
         mine, more = run.episodes()
         notes += run.problems + more
         views = [episode_view(ep, infos, shown, str(run.files.trajectories)) for ep in mine]
