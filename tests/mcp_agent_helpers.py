@@ -47,17 +47,11 @@ def http_server(dump_dir: Path, *extra: str) -> Iterator[tuple[str, str, subproc
         cwd=REPO,
     )
     try:
-        found: dict[str, str] = {}
-        deadline = time.monotonic() + 60
-        while len(found) < 2 and time.monotonic() < deadline:
-            ready, _, _ = select.select([process.stdout], [], [], 1)
-            if ready:
-                line = process.stdout.readline()  # type: ignore[union-attr]
-                if not line:
-                    break
-                key, _, value = line.partition(": ")
-                found[key] = value.strip()
-        assert "url" in found and "token" in found, f"no url and token printed: {found}, {process.stderr.read()}"  # type: ignore[union-attr]
+        found = announced(process, ("url", "token"), timeout=60)
+        if not {"url", "token"} <= found.keys():
+            process.kill()  # stderr is read to its end only once the server is gone
+            process.wait()
+            raise AssertionError(f"no url and token printed: {found}, {process.stderr.read()}")  # type: ignore[union-attr]
         yield found["url"], found["token"], process
     finally:
         if process.poll() is None:
@@ -67,6 +61,26 @@ def http_server(dump_dir: Path, *extra: str) -> Iterator[tuple[str, str, subproc
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def announced(process: subprocess.Popen[str], keys: tuple[str, ...], timeout: float) -> dict[str, str]:
+    """The `key: value` lines a server prints first, read from its stdout's descriptor: select() sees only the pipe,
+    so a line already in a file object's buffer would wait unseen (both lines often come in one read)."""
+    assert process.stdout is not None
+    fd, pending, found = process.stdout.fileno(), b"", {}
+    deadline = time.monotonic() + timeout
+    while not set(keys) <= found.keys() and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if not ready:
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:  # the server ended
+            break
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            key, _, value = line.decode().partition(": ")
+            found[key] = value.strip()
+    return found
 
 
 def records(dump_dir: Path) -> list[dict[str, Any]]:
