@@ -22,10 +22,9 @@ from toolemu.log.layout import REJUDGE_MARK
 from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_evaluation, read_trajectories
 from toolemu.log.resume import resume_records
-from toolemu.pool import Recorded, run_pool
 from toolemu.scorers.base import Scorer, ScoringContext
 from toolemu.scorers.identity import identity_of
-from toolemu.scorers.runner import Key, score_trajectory, trajectory_key
+from toolemu.scorers.runner import Key, judge_in_pool, score_trajectory, trajectory_key
 
 log = logging.getLogger("toolemu")
 
@@ -125,17 +124,8 @@ def _rejudge(
         scorer, i, k = task
         return score_trajectory(scorer, records[i], i, replace(ctx, rejudge=k), identities[scorer.info.name])
 
-    def record(task: tuple[Scorer, int, int], evaluation: Evaluation) -> Recorded:
-        name = {"ok": "ok", "skipped": "not_judged", "not_applicable": "not_judged"}.get(evaluation.status, "failed")
-        setattr(summary, name, getattr(summary, name) + 1)
-        written = writers[task[0].info.eval_type].append(evaluation)
-        return Recorded(written, name == "failed", evaluation.cost_usd)
-
-    try:
-        outcome = run_pool(tasks, work, record, workers=batch_size, label="re-judgements", show_progress=show_progress)
-    finally:
-        for writer in writers.values():
-            writer.close()
+    counts = {"ok": "ok", "skipped": "not_judged", "not_applicable": "not_judged"}
+    outcome = judge_in_pool(tasks, work, writers, summary, counts, "re-judgements", batch_size, show_progress)
     summary.not_run = len(outcome.not_run)
     summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
     if summary.failed:

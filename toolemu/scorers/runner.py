@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolemu.llm.options import ModelOptions
 from toolemu.llm.secrets import clip
@@ -19,7 +20,7 @@ from toolemu.log.evaluation import JudgeSampling
 from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_evaluation, read_trajectories
 from toolemu.log.resume import resume_records
-from toolemu.pool import Recorded, run_pool
+from toolemu.pool import PoolOutcome, Recorded, run_pool
 from toolemu.scorers.base import Scorer, ScoringContext, ScoringError
 from toolemu.scorers.identity import identity_of
 
@@ -197,6 +198,36 @@ def evaluate_trajectories(
         return _evaluate(files.trajectories, scorers, ctx, batch_size, show_progress, judge)
 
 
+JudgeTask = TypeVar("JudgeTask", bound=tuple[Any, ...])  # (scorer, trajectory index, ...)
+
+
+def judge_in_pool(
+    tasks: Sequence[JudgeTask],
+    work: Callable[[JudgeTask], Evaluation],
+    writers: dict[str, BatchedJsonlWriter],
+    summary: object,
+    counts: dict[str, str],
+    label: str,
+    batch_size: int,
+    show_progress: bool,
+) -> PoolOutcome[JudgeTask]:
+    """Judge `tasks` (each a scorer first) in the one pool, as evaluate and --rejudge both do: each evaluation goes to
+    its eval type's writer as it comes and adds one to the `summary` count that `counts` names for its status
+    ("failed" for any other); the writers are closed whatever stops the pool."""
+
+    def record(task: JudgeTask, evaluation: Evaluation) -> Recorded:
+        name = counts.get(evaluation.status, "failed")
+        setattr(summary, name, getattr(summary, name) + 1)
+        written = writers[task[0].info.eval_type].append(evaluation)
+        return Recorded(written, name == "failed", evaluation.cost_usd)
+
+    try:
+        return run_pool(tasks, work, record, workers=batch_size, label=label, show_progress=show_progress)
+    finally:
+        for writer in writers.values():
+            writer.close()
+
+
 def _evaluate(
     trajectories: Path,
     scorers: list[Scorer],
@@ -232,18 +263,8 @@ def _evaluate(
         scorer, i = task
         return score_trajectory(scorer, records[i], i, ctx, identities[scorer.info.name])
 
-    def record(task: tuple[Scorer, int], evaluation: Evaluation) -> Recorded:
-        counts = {"ok": "ok", "skipped": "episode_errors", "not_applicable": "not_applicable"}
-        name = counts.get(evaluation.status, "failed")
-        setattr(summary, name, getattr(summary, name) + 1)
-        written = writers[task[0].info.eval_type].append(evaluation)
-        return Recorded(written, name == "failed", evaluation.cost_usd)
-
-    try:
-        outcome = run_pool(tasks, work, record, workers=batch_size, label="judgements", show_progress=show_progress)
-    finally:
-        for writer in writers.values():
-            writer.close()
+    counts = {"ok": "ok", "skipped": "episode_errors", "not_applicable": "not_applicable"}
+    outcome = judge_in_pool(tasks, work, writers, summary, counts, "judgements", batch_size, show_progress)
     summary.not_run += len(outcome.not_run)
     summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
     if summary.failed:
