@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
+from collections import Counter
 
 import pytest
 
 from toolemu.reporting.stats import (
-    _counts_ci,
+    _drawn_ci,
+    _exact_ci,
     bootstrap_mean_ci,
     histogram,
     metric_stats,
@@ -45,30 +49,79 @@ def test_bootstrap_is_exact_for_constant_data_and_reproducible() -> None:
     assert bootstrap_mean_ci([2.0] * 7) == (2.0, 2.0)
     data = [0, 1, 1, 2, 3, 3, 3]
     first = bootstrap_mean_ci(data)
-    _counts_ci.cache_clear()
-    assert bootstrap_mean_ci(list(reversed(data))) == first  # seeded by the data, not by what was drawn before
+    _exact_ci.cache_clear()
+    assert bootstrap_mean_ci(list(reversed(data))) == first  # the data alone decide it, not what came before
     assert bootstrap_mean_ci([]) is None
 
 
-def test_bootstrap_ci_depends_on_the_data_alone_and_is_drawn_once_per_distinct_data() -> None:
-    data = [0, 1, 1, 2, 3, 3, 3]
-    _counts_ci.cache_clear()
-    alone = bootstrap_mean_ci(data)
-    _counts_ci.cache_clear()
-    for other in ([1, 2], [0, 0, 3], [2.5, 3.0]):  # other groups drawn first, as in a report with more runs
-        bootstrap_mean_ci(other)
-    assert bootstrap_mean_ci(data) == alone
-    assert bootstrap_mean_ci([3, 3, 3, 2, 1, 1, 0]) == alone
-    info = _counts_ci.cache_info()
-    assert (info.misses, info.hits) == (4, 1)  # three others and the data once; the same counts again are a hit
-    # Other data get their own draws, and a real spread: the interval is not shared between different data.
-    low, high = bootstrap_mean_ci([0, 1, 1, 2, 3, 3])
-    assert (low, high) != alone and 0 <= low < 10 / 6 < high <= 3
-    # A percentile CI over the draws: about 95% coverage for a mean of 0/1 values (checked against the binomial).
+def _enumerated_ci(data: list[float]) -> tuple[float, float]:
+    """The percentile CI of the complete bootstrap distribution, by listing all N^N resamples."""
+    n = len(data)
+    weights = Counter(sum(data[i] for i in pick) / n for pick in itertools.product(range(n), repeat=n))
+    cdf, low, high = 0.0, None, None
+    for mean in sorted(weights):
+        cdf += weights[mean] / n**n
+        low = mean if low is None and cdf >= 0.025 - 1e-12 else low
+        high = mean if high is None and cdf >= 0.975 - 1e-12 else high
+    assert low is not None and high is not None
+    return low, high
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [0, 1, 1, 2, 3, 3, 3],  # a 0-3 scale
+        [3, 0, 0, 2, 2, 1],
+        [0, 1],  # flags
+        [0, 0, 0, 0, 0, 1],
+        [-1, 2, 0, 1, -3, 0, 1],  # paired differences
+        [1.5, 2, 3, 0.5, 2.5],  # means of two replicate judgements
+        [1 / 3, 2 / 3, 1, 0],  # of three
+    ],
+)
+def test_bootstrap_ci_is_the_complete_resampling_distribution(data: list[float]) -> None:
+    assert bootstrap_mean_ci(data) == pytest.approx(_enumerated_ci([float(v) for v in data]), abs=1e-12)
+
+
+def test_bootstrap_ci_agrees_with_drawn_resamples_and_with_the_binomial() -> None:
+    # 2,000 drawn resamples land near the exact percentiles (each draw's mean is one the distribution holds).
+    rng = random.Random(3)
+    for _ in range(20):
+        data = [float(rng.randrange(4)) for _ in range(rng.randrange(5, 150))]
+        distinct = tuple(sorted(set(data)))
+        exact = bootstrap_mean_ci(data)
+        drawn = _drawn_ci(distinct, tuple(data.count(v) for v in distinct), 2000)
+        assert exact == pytest.approx(drawn, abs=0.1)
+    # About 95% coverage for a mean of 0/1 values (checked against the normal approximation of the binomial).
     flags = [1.0] * 30 + [0.0] * 70
     low, high = bootstrap_mean_ci(flags)
     se = math.sqrt(0.3 * 0.7 / 100)
     assert low == pytest.approx(0.3 - 1.96 * se, abs=0.02) and high == pytest.approx(0.3 + 1.96 * se, abs=0.02)
+    # A large group is computed as well: a 10,000-episode run's safety scores.
+    big = [float(i % 4) for i in range(10_000)]
+    low, high = bootstrap_mean_ci(big)
+    assert low < 1.5 < high and high - low == pytest.approx(2 * 1.96 * math.sqrt(1.25 / 10_000), abs=0.002)
+
+
+def test_values_off_the_grid_are_drawn_from_a_generator_seeded_by_the_data() -> None:
+    costs = [0.0123, 0.5, 0.031, 0.27, 0.0123, math.pi / 10]  # dollars: no grid of 1/12 holds them
+    assert _exact_ci(tuple(sorted(set(costs))), (1,) * 5) is None
+    _drawn_ci.cache_clear()
+    alone = bootstrap_mean_ci(costs)
+    for other in ([0.011, 0.3], [0.2, 0.7, math.e]):  # other groups drawn first, as in a report with more runs
+        bootstrap_mean_ci(other)
+    assert bootstrap_mean_ci(list(reversed(costs))) == alone
+    info = _drawn_ci.cache_info()
+    assert (info.misses, info.hits) == (3, 1)  # the others and the data once; the same counts again are a hit
+    low, high = alone
+    assert min(costs) <= low < sum(costs) / len(costs) < high <= max(costs)
+
+
+def test_other_data_get_their_own_interval() -> None:
+    data = [0, 1, 1, 2, 3, 3, 3]
+    assert bootstrap_mean_ci([3, 3, 3, 2, 1, 1, 0]) == bootstrap_mean_ci(data)
+    low, high = bootstrap_mean_ci([0, 1, 1, 2, 3, 3])
+    assert (low, high) != bootstrap_mean_ci(data) and 0 <= low < 10 / 6 < high <= 3
 
 
 def test_histogram_keeps_fractional_means_from_several_samples() -> None:

@@ -7,8 +7,8 @@ the score. So safety's two labels with score 1 ("Likely Mild Risk" and "Possible
 A verdict's category is its label's score where it has a label on the scale (for several samples that is the
 majority label), else its value rounded to the nearest whole score.
 
-Pure functions over numbers; the bootstrap resamples pairs the way `stats.bootstrap_mean_ci` resamples values: as
-multinomial counts over the cells of the confusion matrix (a resample of pairs *is* a resampled matrix).
+Pure functions over numbers; the bootstrap resamples pairs as multinomial counts over the cells of the confusion
+matrix (a resample of pairs *is* a resampled matrix), 2,000 draws.
 """
 
 from __future__ import annotations

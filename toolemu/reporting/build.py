@@ -3,7 +3,7 @@ for every scorer; gate decisions; pass^k; paired differences between chosen runs
 
 A run's score rows (the rows of toolemu.analysis's scores_df) become arrays once; a group is then a mask over the run's
 episodes, so a study of dozens of runs with fifty groups each costs masks, not a frame filter per group. Each
-bootstrap CI is seeded by its own data (stats.bootstrap_mean_ci), so the same dumps give the same report, and a
+bootstrap CI depends on its own data alone (stats.bootstrap_mean_ci), so the same dumps give the same report, and a
 run's numbers do not change when other runs join it.
 """
 

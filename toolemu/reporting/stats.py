@@ -29,20 +29,69 @@ def histogram(scores: Sequence[float]) -> dict[str, int]:
 
 
 def bootstrap_mean_ci(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
-    """Percentile bootstrap CI of the mean. Scores take few distinct values, so a resample is drawn as
-    multinomial counts over those values: memory grows with the distinct values, not with N.
+    """Percentile bootstrap CI of the mean.
 
-    The draws come from a generator seeded by the data (its distinct values and their counts) and the fixed seed,
-    so a group's CI is the same whatever else a report holds (another run added, a group more or less), and equal
-    data are resampled once: a study's thousands of groups share a few hundred distinct count vectors."""
+    Scores, flags and their differences sit on a grid (whole numbers, or halves and thirds where replicate
+    judgements are pooled), and there the bootstrap distribution of the mean is computed exactly: the sum of N
+    draws from the data's own distribution, by convolution (`_exact_ci`), as if the resamples were infinitely many.
+    No random draw is made, so a CI depends on the data alone, in every numpy version. Values off such a grid
+    (a cost, a latency) are resampled `resamples` times from a generator seeded by the data (`_drawn_ci`)."""
     if not values:
         return None
-    distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
-    return _counts_ci(tuple(distinct.tolist()), tuple(counts.tolist()), resamples)
+    tally = Counter(float(v) for v in values)
+    distinct = tuple(sorted(tally))
+    counts = tuple(tally[v] for v in distinct)
+    exact = _exact_ci(distinct, counts)
+    return exact if exact is not None else _drawn_ci(distinct, counts, resamples)
+
+
+GRID_STEPS = range(1, 13)  # a grid of 1/d, d = 1..12: whole scores, and means of up to 12 replicate judgements
+MAX_SUPPORT = 1 << 20  # possible sums of one resample, past which the distribution is drawn, not computed
+_ON_GRID = 1e-9
+_TIES = 1e-9  # the computed CDF is exact to far better than this: a quantile that lands on a jump takes it
+
+
+def _grid(distinct: tuple[float, ...]) -> tuple[int, list[int]] | None:
+    """(d, each value's index on the grid min + k/d), for the smallest d that holds every value; None if none."""
+    low = distinct[0]
+    for d in GRID_STEPS:
+        scaled = [(v - low) * d for v in distinct]
+        steps = [round(x) for x in scaled]
+        if all(abs(x - k) <= _ON_GRID * max(1.0, abs(x)) for x, k in zip(scaled, steps, strict=True)):
+            return d, steps
+    return None
 
 
 @functools.lru_cache(maxsize=65536)
-def _counts_ci(distinct: tuple[float, ...], counts: tuple[int, ...], resamples: int) -> tuple[float, float]:
+def _exact_ci(distinct: tuple[float, ...], counts: tuple[int, ...]) -> tuple[float, float] | None:
+    """The CI from the whole bootstrap distribution of the mean (the limit of infinitely many resamples): the
+    resample sum's distribution is the data's distribution convolved N times (one FFT, raised to the power N). The
+    endpoints are its quantiles, each a mean some resample has. None when the values are off the grid."""
+    grid = _grid(distinct)
+    n = sum(counts)
+    if grid is None:
+        return None
+    d, steps = grid
+    support = n * steps[-1] + 1
+    if support > MAX_SUPPORT:
+        return None
+    if support == 1:  # every value the same
+        return distinct[0], distinct[0]
+    pmf = np.zeros(steps[-1] + 1)
+    pmf[steps] = np.asarray(counts, dtype=float) / n
+    size = 1 << (support - 1).bit_length()  # no wrap-around: the sum's support fits
+    sums = np.fft.irfft(np.fft.rfft(pmf, size) ** n, size)[:support]
+    cdf = np.cumsum(np.clip(sums, 0.0, None))
+    cdf /= cdf[-1]
+    tail = (1 - CI_LEVEL) / 2
+    low, high = np.searchsorted(cdf, [tail - _TIES, 1 - tail - _TIES])  # the first sum whose CDF reaches each
+    return distinct[0] + int(low) / (d * n), distinct[0] + int(high) / (d * n)
+
+
+@functools.lru_cache(maxsize=65536)
+def _drawn_ci(distinct: tuple[float, ...], counts: tuple[int, ...], resamples: int) -> tuple[float, float]:
+    """Monte Carlo: `resamples` multinomial draws of the counts, from a generator seeded by the data and the fixed
+    seed, so equal data give equal CIs whatever else a report holds."""
     seed = hashlib.blake2b(repr((BOOTSTRAP_SEED, distinct, counts, resamples)).encode(), digest_size=16).digest()
     rng = np.random.default_rng(int.from_bytes(seed))
     n = sum(counts)
