@@ -596,6 +596,25 @@ def test_a_large_report_reads_a_trace_from_its_sidecar_file_when_opened(driver, 
         server.shutdown()
 
 
+def test_a_trace_file_holds_any_text_as_a_js_string(driver) -> None:
+    """Sidecar files carry each chunk as a JS string literal: whatever a model wrote evaluates back to itself."""
+    driver.get("about:blank")  # no page CSP here: the literal itself is evaluated
+    texts = [
+        'quote " backslash \\ both \\"',
+        "line\nbreak\r\ttab \x00 \x1f \x7f",
+        "separators \u2028 and \u2029",  # a line end inside a JS string before ES2019
+        "</script><script>window.__xss=1</script>",
+        "${window.__xss=1} `template` 'single'",
+        "ünïcödé 😀 \ud7ff \ue000",
+        json.dumps({"steps": [{"thought": 'he said "hi"\n'}]}),  # a chunk is JSON text: escapes in escapes
+    ]
+    for text in texts:
+        literal = traces.js_string(text).decode("utf-8")
+        assert not re.search("[\n\r\u2028\u2029]", literal), literal
+        assert driver.execute_script("return eval(arguments[0])", literal) == text
+    assert driver.execute_script("return typeof window.__xss") == "undefined"
+
+
 def test_a_trace_read_back_from_report_json_says_where_it_is(driver, tmp_path: Path) -> None:
     report = make_report(cases=2, trials=1)
     for i, ep in enumerate(report.episodes):
