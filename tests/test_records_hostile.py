@@ -8,6 +8,7 @@
   observation] pairs, is a problem line (file, line, field, what was expected): `report` and `evaluate` exit 2 with
   it instead of judging or counting an empty case.
 - A byte that is not UTF-8 in an eval or shard file is named: its file, line, offset and value.
+- So is a lone surrogate escape (`"\\ud800"`: valid JSON, but no character): `report` crashed serialising it.
 """
 
 from __future__ import annotations
@@ -322,3 +323,45 @@ def test_a_shard_with_a_non_utf8_line_names_it_when_the_run_resumes(tmp_path: Pa
     result = run_cli(*args)
     assert result.code == 0, result.err
     assert any(trajectories.name in line and "line 1" in line and "0xc3" in line for line in result.err.splitlines())
+
+
+# ---------------------------------------------------------------------------------------- lone surrogates
+
+SURROGATES = {
+    "high, in a thought": ('"output": "bad \\ud800 end"', "\\ud800"),
+    "low, upper case": ('"output": "\\uDC41"', "\\udc41"),
+    "in a key": ('"x\\udbff": 1', "\\udbff"),
+    "reversed pair": ('"output": "\\ude00\\ud83d"', "\\ude00"),
+}
+
+
+@pytest.mark.parametrize("field, escape", SURROGATES.values(), ids=SURROGATES.keys())
+def test_a_lone_surrogate_escape_is_a_named_problem_line(field: str, escape: str, tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"a": 1}\n{"b": 2, ' + field + "}\n", encoding="utf-8")
+    content = scan_jsonl(path)
+    [problem] = content.problems
+    assert problem.startswith(f"{path}: line 2: expected Unicode text") and escape in problem
+    assert content.records == [{"a": 1}] and content.bad_lines[0][0] == 2
+
+
+def test_a_surrogate_pair_escape_is_one_character(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"output": "smile \\ud83d\\ude00 \\\\ud800 is text"}\n', encoding="utf-8")
+    content = scan_jsonl(path)
+    assert content.problems == [] and content.records == [{"output": "smile \U0001f600 \\ud800 is text"}]
+
+
+def test_report_names_a_lone_surrogate_and_reports_the_rest(tmp_path: Path, run_cli) -> None:
+    """A dump with `"\\ud800"` in one answer: the report crashed on it (no JSON encoder can write it)."""
+    source = (TOOLEMU_RUN / DUMP).read_text(encoding="utf-8").splitlines()
+    record = json.loads(source[1])
+    record["output"] = "answer \ud800 cut"
+    source[1] = json.dumps(record)  # ensure_ascii: the surrogate as its escape, as another tool might write it
+    path = tmp_path / DUMP
+    path.write_text("\n".join(source) + "\n", encoding="utf-8")
+    result = run_cli("report", path, "--out", tmp_path / "out")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert "line 2: expected Unicode text, found the escape \\ud800" in result.err
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert len(data["episodes"]) == len(source) - 1

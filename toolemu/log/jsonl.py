@@ -12,6 +12,7 @@ import errno
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -215,6 +216,25 @@ def not_utf8(raw: bytes, exc: UnicodeDecodeError, line_start: int) -> str:
     )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a parsed JSON value's strings (keys too), as its escape: JSON's grammar lets
+    `"\\ud800"` through, but no UTF-8 file, page or JSON encoder can hold it. A pair is one character once parsed."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += item.keys()
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, str) and (found := _SURROGATE.search(item)):
+            return f"\\u{ord(found.group()):04x}"
+    return None
+
+
 def scan_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> JsonlContent:
     """Read a JSONL file. A line that is not one JSON object is listed in `problems`, never silently dropped.
 
@@ -254,6 +274,13 @@ def scan_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> JsonlCo
                 continue
             if not isinstance(value, dict):
                 out.problems.append(f"{path}: line {number}: expected a JSON object, got {type(value).__name__}")
+                out.bad_lines.append((number, text.rstrip("\n")))
+                continue
+            if ("\\ud" in text or "\\uD" in text) and (lone := lone_surrogate(value)) is not None:
+                out.problems.append(
+                    f"{path}: line {number}: expected Unicode text, found the escape {lone}: half of a UTF-16 "
+                    "surrogate pair, not a character"
+                )
                 out.bad_lines.append((number, text.rstrip("\n")))
                 continue
             out.records.append(value)
