@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
 
 from toolemu.errors import InputError
 from toolemu.log import CaseView, JsonlWriter, read_meta, read_run, run_files, scan_jsonl
+from toolemu.log.layout import FolderListing, eval_files_among
 from toolemu.log.toolemu_format import score_number
 
 TOOLEMU_RUN = FIXTURES / "toolemu_run" / "traj_naive.jsonl"
@@ -128,3 +130,39 @@ def test_the_library_refuses_the_counts_the_cli_refuses() -> None:
         assert getattr(RunConfig(**{field: bound}), field) == bound
         with pytest.raises(pydantic.ValidationError):
             RunConfig(**{field: bound + 1})
+
+
+def test_a_folder_listing_finds_each_dumps_eval_files_as_a_scan_of_the_names_would(tmp_path: Path) -> None:
+    names = [
+        "a.jsonl",
+        "a_eval_agent_safe.jsonl",
+        "a_eval_agent_safe.errors.jsonl",
+        "a_eval_agent_help#rejudge.jsonl",
+        "a_eval_agent_help@judge-b.jsonl",
+        "a_eval_b.jsonl",  # itself a dump whose stem holds the infix
+        "a_eval_b_eval_agent_safe.jsonl",
+        "a_eval_.jsonl",
+        "a_eval_x.json",
+        "ab_eval_agent_safe.jsonl",
+        "a[1]*.jsonl",
+        "a[1]*_eval_agent_safe.jsonl",
+        "x_eval_a_eval_agent_safe.jsonl",
+    ]
+    listing = FolderListing(names)
+    for stem in ("a", "a_eval_b", "a[1]*", "ab", "x", "x_eval_a", "missing"):
+        dump = tmp_path / f"{stem}.jsonl"
+        for rejudged in (False, True):
+            prefix = stem + "_eval_"
+            scanned = {}  # every name read against the prefix, as before the index
+            for name in sorted(n for n in names if n.startswith(prefix) and n.endswith(".jsonl")):
+                kind = name[len(prefix) : -len(".jsonl")]
+                if kind and not kind.endswith(".errors") and kind.endswith("#rejudge") == rejudged:
+                    scanned[kind] = tmp_path / name
+            assert eval_files_among(dump, listing, rejudged) == scanned, (stem, rejudged)
+            assert eval_files_among(dump, names, rejudged) == scanned
+    assert set(eval_files_among(tmp_path / "a.jsonl", listing)) == {
+        "agent_safe",
+        "agent_help@judge-b",
+        "b",
+        "b_eval_agent_safe",
+    }

@@ -66,11 +66,26 @@ class RunFiles:
         return eval_files_among(self.trajectories, os.listdir(self.directory), rejudged)
 
 
-def eval_files_among(trajectories: Path, names: list[str], rejudged: bool = False) -> dict[str, Path]:
+class FolderListing:
+    """The names in one folder, indexed by the trajectories' stem each could be an eval file of (the text before
+    any `_eval_` in it): a folder of hundreds of dumps is listed once and each dump finds its files at once."""
+
+    def __init__(self, names: list[str]):
+        self.names = names
+        self.by_stem: dict[str, list[str]] = {}
+        for name in names:
+            at = name.find(EVAL_INFIX)
+            while at != -1:
+                self.by_stem.setdefault(name[:at], []).append(name)
+                at = name.find(EVAL_INFIX, at + 1)
+
+
+def eval_files_among(trajectories: Path, names: list[str] | FolderListing, rejudged: bool = False) -> dict[str, Path]:
     """`RunFiles.eval_files` from a listing of the trajectories' folder (one listing serves many dumps)."""
+    listing = names if isinstance(names, FolderListing) else FolderListing(names)
     prefix = trajectories.stem + EVAL_INFIX
     found = {}
-    for name in sorted(n for n in names if n.startswith(prefix) and n.endswith(".jsonl")):
+    for name in sorted(n for n in listing.by_stem.get(trajectories.stem, []) if n.endswith(".jsonl")):
         eval_type = name[len(prefix) : -len(".jsonl")]
         if eval_type and not eval_type.endswith(".errors") and eval_type.endswith(REJUDGE_MARK) == rejudged:
             found[eval_type] = trajectories.parent / name

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from toolemu.llm.secrets import redactor
 from toolemu.log.evaluation import Evaluation
 from toolemu.log.jsonl import first_record, scan_jsonl
-from toolemu.log.layout import RunFiles, eval_files_among, run_files
+from toolemu.log.layout import FolderListing, RunFiles, eval_files_among, run_files
 from toolemu.log.meta import RunMeta, read_meta
 from toolemu.log.records import Trajectory
 from toolemu.log.toolemu_format import NO_EVAL_ID, eval_positions, is_ours, upgrade_evaluation, upgrade_trajectory
@@ -154,7 +154,9 @@ class RunLog:
         return episodes, notes
 
 
-def read_run(path: Path, *, scrub: bool = True, evaluations: bool = True, listing: list[str] | None = None) -> RunLog:
+def read_run(
+    path: Path, *, scrub: bool = True, evaluations: bool = True, listing: list[str] | FolderListing | None = None
+) -> RunLog:
     """Read a run directory or a trajectory file with every `_eval_<type>.jsonl` beside it.
 
     `scrub` redacts secrets set in this environment from every line before it is parsed: dumps written by other
@@ -168,11 +170,12 @@ def read_run(path: Path, *, scrub: bool = True, evaluations: bool = True, listin
     evals: dict[str, list[Evaluation]] = {}
     rejudged: dict[str, Path] = {}
     if evaluations:
-        names = os.listdir(files.directory) if listing is None else listing
-        for eval_type, file in eval_files_among(files.trajectories, names).items():
+        if not isinstance(listing, FolderListing):
+            listing = FolderListing(os.listdir(files.directory) if listing is None else listing)
+        for eval_type, file in eval_files_among(files.trajectories, listing).items():
             evals[eval_type], more = read_evaluations(file, eval_type, clean)
             problems += more
-        rejudged = eval_files_among(files.trajectories, names, rejudged=True)
+        rejudged = eval_files_among(files.trajectories, listing, rejudged=True)
     return RunLog(files, "ours" if raw_ours else "toolemu", meta, trajectories, evals, problems, rejudged)
 
 

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from toolemu.log import CaseView, Episode, RunLog, Score, read_run, split_eval_key
 from toolemu.log.evaluation import Sample
-from toolemu.log.layout import eval_files_among, run_files
+from toolemu.log.layout import FolderListing, eval_files_among, run_files
 from toolemu.log.robust import RobustSummary
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.groups import RunGroup, group_runs
@@ -142,7 +142,7 @@ def load_group(group: RunGroup, traces: TraceStore | None = None) -> LoadedRun:
     each episode's trace goes there and the run keeps slim records."""
     # Every scorer any shard has is the run's: a shard without its eval file shows those evaluations as missing.
     files = [run_files(path) for path in group.paths]
-    listings = {d: os.listdir(d) for d in dict.fromkeys(f.directory for f in files)}  # shards share a folder
+    listings = {d: FolderListing(os.listdir(d)) for d in dict.fromkeys(f.directory for f in files)}  # shards share one
     found = [t for f in files for t in eval_files_among(f.trajectories, listings[f.directory])]
     eval_types = list(dict.fromkeys([*ALWAYS_SHOWN, *(t for t in found if split_eval_key(t)[1] is None)]))
     infos = [info_for_eval_type(t) for t in eval_types]
@@ -235,23 +235,24 @@ TRAJECTORY_TEXTS = ("input", "output")
 def _slim(run: RunLog, episodes: list[Episode], views: list[EpisodeView]) -> None:
     """Drop the texts whose traces are stored, in place (these records were just read and nothing else holds
     them): what counts, statuses, gates, scores and judges need stays. A view keeps its instruction and final
-    answer (the list shows and searches them) and its ledger."""
+    answer (the list shows and searches them) and its ledger. The fields are set in each record's `__dict__`, as
+    pydantic keeps them: emptying a field needs no validation, and a study has 200,000 of them."""
     for ep in episodes:
         traj = ep.trajectory
         for step in traj.steps:
-            for name in STEP_TEXTS:
-                setattr(step, name, "")
-            step.tool_input, step.state = {}, []
-        for name in TRAJECTORY_TEXTS:
-            setattr(traj, name, "")
-        traj.intermediate_steps, traj.case, traj.policies, traj.ledger = [], {}, [], {}
+            vars(step).update(_EMPTY_STEP, tool_input={}, state=[])
+        vars(traj).update(_EMPTY_TRAJECTORY, intermediate_steps=[], case={}, policies=[], ledger={})
     for evaluations in run.evaluations.values():
         for ev in evaluations:
-            ev.evaluator_thought = ev.log_summary = ""
-            ev.samples = [Sample(thought="", label=s.label, score=s.score, summary="") for s in ev.samples]
+            samples = [Sample.model_construct(thought="", label=s.label, score=s.score, summary="") for s in ev.samples]
+            vars(ev).update(evaluator_thought="", log_summary="", samples=samples)
     for view in views:  # a view keeps its ledger: a few facts, and the checks read it
         for score in [*view.scores.values(), *(s for lines in view.replicates.values() for s in lines)]:
-            score.explanation = score.summary = ""
+            vars(score).update(explanation="", summary="")
+
+
+_EMPTY_STEP = dict.fromkeys(STEP_TEXTS, "")
+_EMPTY_TRAJECTORY = dict.fromkeys(TRAJECTORY_TEXTS, "")
 
 
 def _prefix_clashing_labels(runs: list[LoadedRun], groups: list[RunGroup]) -> None:
