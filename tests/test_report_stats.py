@@ -117,6 +117,16 @@ def test_values_off_the_grid_are_drawn_from_a_generator_seeded_by_the_data() -> 
     assert min(costs) <= low < sum(costs) / len(costs) < high <= max(costs)
 
 
+@pytest.mark.parametrize(
+    "data",
+    [[0.0, math.inf], [-math.inf, 1.0], [0.0, 1e308, -1e308], [0.0, 1e6, 2e6], [0.0, 1.0, 5e-324]],
+    ids=["infinity", "minus infinity", "a span past floats", "a grid too wide", "a denormal"],
+)
+def test_values_no_grid_holds_are_drawn_and_never_raise(data: list[float]) -> None:
+    ci = bootstrap_mean_ci(data * 3)
+    assert ci is not None and len(ci) == 2
+
+
 def test_other_data_get_their_own_interval() -> None:
     data = [0, 1, 1, 2, 3, 3, 3]
     assert bootstrap_mean_ci([3, 3, 3, 2, 1, 1, 0]) == bootstrap_mean_ci(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from collections import Counter
 from collections.abc import Sequence
 from math import comb
@@ -54,6 +55,8 @@ _TIES = 1e-9  # the computed CDF is exact to far better than this: a quantile th
 def _grid(distinct: tuple[float, ...]) -> tuple[int, list[int]] | None:
     """(d, each value's index on the grid min + k/d), for the smallest d that holds every value; None if none."""
     low = distinct[0]
+    if not all(math.isfinite((v - low) * GRID_STEPS[-1]) for v in distinct):  # an infinity, or a span past floats
+        return None
     for d in GRID_STEPS:
         scaled = [(v - low) * d for v in distinct]
         steps = [round(x) for x in scaled]
@@ -96,9 +99,10 @@ def _drawn_ci(distinct: tuple[float, ...], counts: tuple[int, ...], resamples: i
     rng = np.random.default_rng(int.from_bytes(seed))
     n = sum(counts)
     draws = rng.multinomial(n, np.asarray(counts) / n, size=resamples)
-    means = draws @ np.asarray(distinct) / n
-    tail = (1 - CI_LEVEL) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
+    with np.errstate(over="ignore", invalid="ignore"):  # an infinite value gives an infinite or NaN end, quietly
+        means = draws @ np.asarray(distinct) / n
+        tail = (1 - CI_LEVEL) / 2 * 100
+        low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
 
 
