@@ -32,7 +32,7 @@ def histogram(scores: Sequence[float]) -> dict[str, int]:
 def bootstrap_mean_ci(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
     """Percentile bootstrap CI of the mean.
 
-    Scores, flags and their differences sit on a grid (whole numbers, or halves and thirds where replicate
+    Scores, flags and their differences sit on a grid (whole numbers, or steps of 1/2 to 1/12 where replicate
     judgements are pooled), and there the bootstrap distribution of the mean is computed exactly: the sum of N
     draws from the data's own distribution, by convolution (`_exact_ci`), as if the resamples were infinitely many.
     No random draw is made, so a CI depends on the data alone, in every numpy version. Values off such a grid
