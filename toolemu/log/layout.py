@@ -71,7 +71,6 @@ class FolderListing:
     any `_eval_` in it): a folder of hundreds of dumps is listed once and each dump finds its files at once."""
 
     def __init__(self, names: list[str]):
-        self.names = names
         self.by_stem: dict[str, list[str]] = {}
         for name in names:
             at = name.find(EVAL_INFIX)
