@@ -5,6 +5,7 @@ from __future__ import annotations
 import html as htmllib
 import importlib.util
 import json
+import os
 import random
 import re
 import statistics
@@ -16,6 +17,7 @@ from browser import shot
 
 from toolemu.cli.report import serve
 from toolemu.log import Score, Step
+from toolemu.log.jsonl import write_text_atomic
 from toolemu.reporting import traces
 from toolemu.reporting.html import embed_json, render_html
 from toolemu.reporting.model import (
@@ -594,6 +596,27 @@ def test_a_large_report_reads_a_trace_from_its_sidecar_file_when_opened(driver, 
         assert report.episodes[5].steps[0].thought in driver.find_element("css selector", ".trace").text
     finally:
         server.shutdown()
+
+
+def test_trace_chunks_are_written_whole_without_waiting_for_the_disk(tmp_path, monkeypatch) -> None:
+    """A report's trace chunks are remade by running it again: renamed into place whole, but not fsynced (127 MB of
+    them for a study). The page itself still is."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(traces, "EMBED_LIMIT", 0)
+    report = make_report(cases=8, trials=9)
+    store = traces.store_views(report.episodes, traces.TraceStore(tmp_path))
+    assert len(store.files) == 3 and all(p.stat().st_size > 1000 for p in store.files)
+    assert sorted(p.name for p in (tmp_path / traces.TRACES_DIR).iterdir()) == sorted(p.name for p in store.files)
+    assert synced == []
+    write_text_atomic(tmp_path / "report.html", render_html(report, store))
+    assert len(synced) == 1 and "report.html" in synced[0]
 
 
 def test_a_trace_file_holds_any_text_as_a_js_string(driver) -> None:

@@ -354,6 +354,7 @@ def write_bytes_atomic(
     data: bytes | Iterable[bytes],
     flag: str | None = None,
     carry: tuple[Callable[[Path, int], bool], Callable[[Path, int], None]] | None = None,
+    durable: bool = True,
 ) -> None:
     """Replace `path` with `data` (bytes, or chunks of them) whole: written and fsynced beside it (`<name>.tmp`),
     then renamed over it, so a reader sees the old file or the new one, never a part. Anything that stops it (a
@@ -362,7 +363,10 @@ def write_bytes_atomic(
     pipe (/dev/stdout) is written in place: it is not replaced.
 
     `carry` = (lock_new, adopt) hands a lock held on `path` on to the new file: `lock_new(path, fd)` locks it before
-    the rename (True: there is a lock to carry), `adopt(path, fd)` keeps its descriptor open after it."""
+    the rename (True: there is a lock to carry), `adopt(path, fd)` keeps its descriptor open after it.
+
+    `durable=False` skips the fsync, for files that are remade from others by running again (a report's trace
+    chunks): the rename still shows a reader the whole file or none, though a power cut may lose it."""
     try:
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
@@ -379,10 +383,11 @@ def write_bytes_atomic(
         kept = False
         try:
             for chunk in chunks:
-                written = 0
-                while written < len(chunk):
-                    written += os.write(fd, chunk[written:])
-            os.fsync(fd)
+                view, written = memoryview(chunk), 0
+                while written < len(view):
+                    written += os.write(fd, view[written:])
+            if durable:
+                os.fsync(fd)
             carried = carry is not None and carry[0](path, fd)
             os.replace(tmp, path)
             if carry is not None and carried:

@@ -107,7 +107,7 @@ class TraceStore:
             raise output_error(folder, exc, "--out") from None
         path = folder / f"{self.token}-{n}.js"
         call = [b"toolemuTraces(", js_string(self.token), b",%d," % n, js_string(chunk), b");\n"]
-        write_bytes_atomic(path, b"".join(call), "--out")
+        write_bytes_atomic(path, b"".join(call), "--out", durable=False)  # remade by the next report
         self.files.append(path)
 
     def remove_stale(self) -> int:
