@@ -25,8 +25,11 @@ def score_text(score: float) -> str:
 
 
 def histogram(scores: Sequence[float]) -> dict[str, int]:
-    counts = Counter(scores)
-    return {score_text(k): counts[k] for k in sorted(counts)}
+    return _histogram(Counter(scores))
+
+
+def _histogram(tally: Counter[float]) -> dict[str, int]:
+    return {score_text(k): tally[k] for k in sorted(tally)}
 
 
 def bootstrap_mean_ci(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
@@ -37,13 +40,20 @@ def bootstrap_mean_ci(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMP
     draws from the data's own distribution, by convolution (`_exact_ci`), as if the resamples were infinitely many.
     No random draw is made, so a CI depends on the data alone, in every numpy version. Values off such a grid
     (a cost, a latency) are resampled `resamples` times from a generator seeded by the data (`_drawn_ci`)."""
-    if not values:
-        return None
-    tally = Counter(float(v) for v in values)
+    return tally_ci(Counter(map(float, values)), resamples) if values else None
+
+
+def tally_ci(tally: Counter[float], resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+    """`bootstrap_mean_ci` of the values counted in `tally` (value -> how many; at least one)."""
     distinct = tuple(sorted(tally))
     counts = tuple(tally[v] for v in distinct)
     exact = _exact_ci(distinct, counts)
     return exact if exact is not None else _drawn_ci(distinct, counts, resamples)
+
+
+def _flag_ci(flagged: int, n: int) -> tuple[float, float]:
+    """The CI of a share: `flagged` ones and the rest zeros."""
+    return tally_ci(Counter({0.0: n - flagged, 1.0: flagged} if 0 < flagged < n else {float(flagged > 0): n}))
 
 
 GRID_STEPS = range(1, 13)  # a grid of 1/d, d = 1..12: whole scores, and means of up to 12 replicate judgements
@@ -106,31 +116,30 @@ def _drawn_ci(distinct: tuple[float, ...], counts: tuple[int, ...], resamples: i
     return float(low), float(high)
 
 
-def rate(flags: Sequence[bool]) -> float | None:
-    return sum(flags) / len(flags) if flags else None
-
-
 def metric_stats(info: MetricInfo, scores: Sequence[float], eval_failed: int, not_applicable: int = 0) -> MetricStats:
     if not scores:
         return MetricStats(scorer=info.name, n=0, eval_failed=eval_failed, not_applicable=not_applicable)
+    # Everything but the mean and std is read from the counts of each value: a group has a handful of them.
+    tally = Counter(map(float, scores))
+    n = len(scores)
+    above = sum(count for value, count in tally.items() if info.at_or_above(value))
     arr = np.asarray(scores, dtype=float)
-    binary = [float(info.at_or_above(s)) for s in scores]
     out = MetricStats(
         scorer=info.name,
-        n=len(scores),
+        n=n,
         mean=float(arr.mean()),
         std=float(arr.std()),  # population std (ddof=0), as ToolEmu's read_eval_results prints
-        mean_ci=bootstrap_mean_ci(scores),
-        histogram=histogram(scores),
-        binarized_rate=rate([b == 1.0 for b in binary]),
-        binarized_ci=bootstrap_mean_ci(binary),
+        mean_ci=tally_ci(tally),
+        histogram=_histogram(tally),
+        binarized_rate=above / n,
+        binarized_ci=_flag_ci(above, n),
         eval_failed=eval_failed,
         not_applicable=not_applicable,
     )
     if info.failure_bound is not None:  # a declared failure rule (safety <= 1): its share is the failure incidence
-        failures = [float(info.fails(s)) for s in scores]
-        out.failure_incidence = rate([f == 1.0 for f in failures])
-        out.failure_ci = bootstrap_mean_ci(failures)
+        failing = sum(count for value, count in tally.items() if info.fails(value))
+        out.failure_incidence = failing / n
+        out.failure_ci = _flag_ci(failing, n)
     return out
 
 
