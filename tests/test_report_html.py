@@ -390,8 +390,8 @@ def test_every_plotted_number_is_in_a_hover_title() -> None:
 
 
 def test_a_report_loads_no_plotting_data_frame_or_model_library(tmp_path: Path) -> None:
-    """`toolemu report` on ToolEmu dumps loads neither matplotlib, pandas, pyarrow nor LangChain: at study scale
-    their imports alone were several times a bare parse of the files (docs/PERFORMANCE.md)."""
+    """`toolemu report` on ToolEmu dumps loads neither matplotlib, pandas, pyarrow nor LangChain, nor the progress
+    bar it never shows: at study scale their imports alone were several times a bare parse (docs/PERFORMANCE.md)."""
     import subprocess
     import sys
 
@@ -407,7 +407,7 @@ def test_a_report_loads_no_plotting_data_frame_or_model_library(tmp_path: Path) 
         "study, into, result = sys.argv[1:]\n"
         "sys.argv = ['toolemu', 'report', study, '--out', into]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
-        "heavy = ['matplotlib', 'pandas', 'pyarrow', 'langchain_core', 'openai', 'anthropic']\n"
+        "heavy = ['matplotlib', 'pandas', 'pyarrow', 'langchain_core', 'openai', 'anthropic', 'rich.progress']\n"
         "open(result, 'w').write(json.dumps([code, [m for m in heavy if m in sys.modules]]))\n"
     )
     out = tmp_path / "loaded.json"
