@@ -242,7 +242,7 @@ def parse_line(text: str) -> tuple[Any, bool]:
     200 levels; Python's json then reads the line again and says what is wrong, or reads what it reads. Raises
     what json.loads raises, and NonJsonConstant for NaN and the infinities."""
     try:
-        return from_json(text, allow_inf_nan=False, cache_strings="keys"), True
+        return from_json(text, allow_inf_nan=False), True
     except ValueError:
         return json.loads(text, parse_constant=_no_constant), False
 
