@@ -598,6 +598,16 @@ def test_a_large_report_reads_a_trace_from_its_sidecar_file_when_opened(driver, 
         server.shutdown()
 
 
+def test_one_chunk_past_the_limit_goes_to_a_sidecar_file_too(tmp_path, monkeypatch) -> None:
+    """A report of fewer episodes than a chunk holds, whose traces are past the page's limit (long steps)."""
+    monkeypatch.setattr(traces, "EMBED_LIMIT", 0)
+    report = make_report(cases=2, trials=1)
+    store = traces.store_views(report.episodes, traces.TraceStore(tmp_path))
+    assert len(report.episodes) < traces.CHUNK_EPISODES
+    assert store.embedded == [] and [p.name for p in store.files] == [f"{store.token}-0.js"]
+    assert 'id="traces-' not in render_html(report, store)
+
+
 def test_trace_chunks_are_written_whole_without_waiting_for_the_disk(tmp_path, monkeypatch) -> None:
     """A report's trace chunks are remade by running it again: renamed into place whole, but not fsynced (127 MB of
     them for a study). The page itself still is."""

@@ -65,6 +65,7 @@ class TraceStore:
         self.files: list[Path] = []
         self._pending: list[str] = []
         self._bytes = 0
+        self._sidecar = False
 
     @property
     def in_files(self) -> bool:
@@ -72,7 +73,10 @@ class TraceStore:
 
     def add(self, view: EpisodeView) -> int:
         """Store a full view's trace; returns its id."""
-        text = trace_json(view)
+        return self.add_text(trace_json(view))
+
+    def add_text(self, text: str) -> int:
+        """Store a trace already made (`trace_json`, in a worker process); returns its id."""
         self._pending.append(text)
         self._bytes += len(text)
         trace_id = self.count
@@ -89,11 +93,12 @@ class TraceStore:
     def _close_chunk(self) -> None:
         chunk = self.scrub("[" + ",".join(self._pending) + "]")
         self._pending = []
-        if self.directory is not None and not self.in_files and self._bytes > EMBED_LIMIT:
-            for n, earlier in enumerate(self.embedded):  # past the limit: every chunk goes to a file
+        if self.directory is not None and not self._sidecar and self._bytes > EMBED_LIMIT:
+            self._sidecar = True  # past the limit: every chunk goes to a file, this one (maybe the first) too
+            for n, earlier in enumerate(self.embedded):
                 self._write(n, earlier)
             self.embedded = []
-        if self.in_files:
+        if self._sidecar:
             self._write(len(self.files), chunk)
         else:
             self.embedded.append(chunk)
@@ -124,6 +129,18 @@ class TraceStore:
         except OSError as exc:  # a read-only folder: the new page is written, the old sidecar files stay
             raise output_error(folder, exc, "--out") from None
         return len(stale)
+
+
+class TraceTexts:
+    """Traces kept as their texts, numbered from 0, for a worker process to send back (toolemu.reporting.fanout):
+    the main process's TraceStore takes them in order (`add_text`) and shifts the ids by what it held before."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def add(self, view: EpisodeView) -> int:
+        self.texts.append(trace_json(view))
+        return len(self.texts) - 1
 
 
 def store_views(views: list[EpisodeView], store: TraceStore | None = None) -> TraceStore:
