@@ -10,7 +10,6 @@ step text, no judge's text): a study of hundreds of dumps is reported in bounded
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -18,18 +17,16 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from toolemu.errors import InputError
 from toolemu.log import CaseView, Episode, RunLog, Score, read_run, split_eval_key
 from toolemu.log.evaluation import Sample
 from toolemu.log.layout import FolderListing, eval_files_among, run_files
 from toolemu.log.robust import RobustSummary
-from toolemu.reporting.fanout import map_in_processes, workers_for
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.groups import RunGroup, group_runs
 from toolemu.reporting.judges import Member, collect_members
 from toolemu.reporting.model import EpisodeView, RunInfo
 from toolemu.reporting.pairs import empty_shard_note, keep_one_per_pair
-from toolemu.reporting.traces import TraceStore, TraceTexts
+from toolemu.reporting.traces import TraceStore
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
 from toolemu.specs.lint import risk_category
@@ -140,7 +137,7 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
     return load_group(RunGroup(label or "", [path]))
 
 
-def load_group(group: RunGroup, traces: TraceStore | TraceTexts | None = None) -> LoadedRun:
+def load_group(group: RunGroup, traces: TraceStore | None = None) -> LoadedRun:
     """The files of one run (a run, or the shards of one) read as one run, in the group's order. With `traces`,
     each episode's trace goes there and the run keeps slim records."""
     # Every scorer any shard has is the run's: a shard without its eval file shows those evaluations as missing.
@@ -279,47 +276,12 @@ def _prefix_clashing_labels(runs: list[LoadedRun], groups: list[RunGroup]) -> No
             runs[i].info.run = f"{name}/{label}"
 
 
-def _load_groups(groups: list[RunGroup], traces: TraceStore | None) -> list[LoadedRun]:
-    """Every group, in order: in worker processes when there are traces to store (the runs come back slim) and
-    enough to read (toolemu.reporting.fanout), else here."""
-    workers = workers_for(len(groups), _input_bytes(groups)) if traces is not None else 0
-    if traces is None or not workers:
-        return [load_group(g, traces) for g in groups]
-    runs = []
-    for run, texts in map_in_processes(_load_with_texts, groups, workers):
-        first = traces.count
-        for text in texts:
-            traces.add_text(text)
-        for view in run.episodes:
-            if view.trace_id is not None:
-                view.trace_id += first
-        runs.append(run)
-    return runs
-
-
-def _load_with_texts(group: RunGroup) -> tuple[LoadedRun, list[str]]:
-    """load_group in a worker process: the slim run, and its traces as texts numbered from 0."""
-    texts = TraceTexts()
-    with gc_paused():
-        run = load_group(group, texts)
-    return run, texts.texts
-
-
-def _input_bytes(groups: list[RunGroup]) -> int:
-    """The size of the groups' trajectory files: what reading them costs, roughly."""
-    total = 0
-    for path in (p for g in groups for p in g.paths):
-        with contextlib.suppress(OSError, InputError):  # reading it says what is wrong
-            total += run_files(path).trajectories.stat().st_size
-    return total
-
-
 def load_runs(paths: list[Path], group_by: str | None = None, traces: TraceStore | None = None) -> list[LoadedRun]:
     """The runs the paths name, the shards of one run combined (`toolemu.reporting.groups`; `group_by` chooses
     how); labels are made unique where they clash. With `traces`, every trace goes there as it is read."""
     groups = group_runs(paths, group_by)
     with gc_paused():
-        runs = _load_groups(groups, traces)
+        runs = [load_group(g, traces) for g in groups]
     _prefix_clashing_labels(runs, groups)
     seen: dict[str, int] = {}
     for run in runs:
