@@ -73,10 +73,7 @@ class TraceStore:
 
     def add(self, view: EpisodeView) -> int:
         """Store a full view's trace; returns its id."""
-        return self.add_text(trace_json(view))
-
-    def add_text(self, text: str) -> int:
-        """Store a trace already made (`trace_json`, in a worker process); returns its id."""
+        text = trace_json(view)
         self._pending.append(text)
         self._bytes += len(text)
         trace_id = self.count
@@ -129,18 +126,6 @@ class TraceStore:
         except OSError as exc:  # a read-only folder: the new page is written, the old sidecar files stay
             raise output_error(folder, exc, "--out") from None
         return len(stale)
-
-
-class TraceTexts:
-    """Traces kept as their texts, numbered from 0, for a worker process to send back (toolemu.reporting.fanout):
-    the main process's TraceStore takes them in order (`add_text`) and shifts the ids by what it held before."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def add(self, view: EpisodeView) -> int:
-        self.texts.append(trace_json(view))
-        return len(self.texts) - 1
 
 
 def store_views(views: list[EpisodeView], store: TraceStore | None = None) -> TraceStore:
