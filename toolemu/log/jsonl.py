@@ -238,9 +238,9 @@ def lone_surrogate(value: Any) -> str | None:
 
 def parse_line(text: str) -> tuple[Any, bool]:
     """A line's JSON value, and whether it is strict JSON. Strict JSON is read by jiter (pydantic-core's parser),
-    twice as fast as the standard library, to the same value. jiter refuses NaN, lone surrogates and nesting past
-    200 levels; Python's json then reads the line again and says what is wrong, or reads what it reads. Raises
-    what json.loads raises, and NonJsonConstant for NaN and the infinities."""
+    1.6 to 1.9 times as fast as the standard library, to the same value. jiter refuses NaN, lone surrogates and
+    nesting past 200 levels; Python's json then reads the line again and says what is wrong, or reads what it
+    reads. Raises what json.loads raises, and NonJsonConstant for NaN and the infinities."""
     try:
         return from_json(text, allow_inf_nan=False), True
     except ValueError:
