@@ -387,3 +387,93 @@ def test_evaluate_names_its_run_once(run_cli, tmp_path: Path) -> None:
 )
 def test_toolemus_bare_model_names(name: str, expected: str) -> None:
     assert model_string(name) == expected
+
+
+# ------------------------------------------------- the forms real writers give an episode's steps (LangChain 0.3)
+
+
+def _langchain_record(steps: list, output: str = "Done.") -> dict:
+    """A trajectory as QuittingAgents' run.py and the forks on LangChain 0.3 write it: every call as ToolEmu lists it,
+    the last entry LangChain's AgentFinish dumped as an object beside an empty observation."""
+    case = {"name": "todo_delete", "Toolkits": ["Todoist"], "User Instruction": "Delete my test tasks."}
+    finish = {
+        "return_values": {"output": output},
+        "log": f"Thought: done.\nFinal Answer: {output}",
+        "type": "AgentFinish",
+    }
+    return {"input": case["User Instruction"], "output": output, "intermediate_steps": [*steps, [finish, ""]],
+            "case": case, "case_idx": 0}  # fmt: skip
+
+
+CALL = [["TodoistSearchTasks", '{"keywords": "Test"}', "Thought: look first."], ['{"tasks": []}', "no tasks", "ok"]]
+
+
+def test_langchains_agentfinish_object_is_the_final_answer(tmp_path: Path) -> None:
+    (tmp_path / "d.jsonl").write_text(json.dumps(_langchain_record([CALL])) + "\n")
+    run = read_run(tmp_path / "d.jsonl")
+    assert run.problems == []
+    (traj,) = run.trajectories
+    assert [s.tool for s in traj.steps] == ["TodoistSearchTasks"]
+    assert traj.steps[0].agent_log == "Thought: look first." and traj.status == "final_answer"
+
+
+def test_langchains_agentaction_object_is_a_call(tmp_path: Path) -> None:
+    action = {"tool": "TodoistDeleteTask", "tool_input": {"task_id": "t1"}, "log": "Delete it.", "type": "AgentAction"}
+    record = _langchain_record([CALL, [action, ['{"success": true}', "deleted", ""]]])
+    (tmp_path / "d.jsonl").write_text(json.dumps(record) + "\n")
+    run = read_run(tmp_path / "d.jsonl")
+    assert run.problems == []
+    assert [(s.tool, s.tool_input) for s in run.trajectories[0].steps] == [
+        ("TodoistSearchTasks", {"keywords": "Test"}),
+        ("TodoistDeleteTask", {"task_id": "t1"}),
+    ]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [{"type": "AgentFinish"}, [{"log": "x", "type": "Nothing"}, ""], [{}, ""], ["just text", ""]],
+    ids=["not-a-pair", "unknown-type", "empty-object", "text-action"],
+)
+def test_an_entry_no_writer_produces_is_still_a_problem_line(entry, tmp_path: Path) -> None:
+    record = _langchain_record([])
+    record["intermediate_steps"] = [entry]
+    (tmp_path / "d.jsonl").write_text(json.dumps(record) + "\n")
+    run = read_run(tmp_path / "d.jsonl")
+    assert run.trajectories == []
+    assert run.problems and "intermediate_steps[0]" in run.problems[0]
+
+
+def test_a_run_whose_lines_all_failed_is_not_said_to_have_no_eval_file(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "d.jsonl").write_text(json.dumps({"input": "x", "case": "not a case"}) + "\n")
+    (tmp_path / "d_eval_agent_safe.jsonl").write_text(json.dumps({"eval_scores": {"ToolCallRisk": 2}, "eval_id": 0}))
+    result = run_cli("report", tmp_path / "d.jsonl", "--out", tmp_path / "out")
+    assert "line 1: field 'case'" in result.out + result.err
+    assert "not evaluated: helpfulness (no eval file in d)" in result.out  # that one truly has none
+    assert "safety" not in next(line for line in result.out.splitlines() if line.startswith("not evaluated"))
+
+
+def test_agree_takes_any_eval_type_the_files_hold(tmp_path: Path, run_cli) -> None:
+    for side, score in (("a", 3), ("b", 1)):
+        folder = tmp_path / side
+        folder.mkdir()
+        (folder / "d.jsonl").write_text(json.dumps(_langchain_record([CALL])) + "\n")
+        verdict = {"eval_scores": {"Helpfulness": score}, "Overall Quantitative Score": str(score), "eval_id": 0}
+        (folder / "d_eval_agent_help_ignore_safety.jsonl").write_text(json.dumps(verdict) + "\n")
+    named = run_cli("agree", tmp_path / "a", tmp_path / "b", "--metric", "agent_help_ignore_safety")
+    assert named.code == 0, named.out + named.err
+    assert "paired: 1 scored by both" in named.out
+    default = run_cli("agree", tmp_path / "a", tmp_path / "b")  # every shared type, this one included
+    assert default.code == 0 and default.out.startswith("agent_help_ignore_safety:")
+    unknown = run_cli("agree", tmp_path / "a", tmp_path / "b", "--metric", "nonsense")
+    assert unknown.code == 2 and "the files hold agent_help_ignore_safety" in unknown.err
+
+
+def test_agree_names_the_lines_it_could_not_read(tmp_path: Path, run_cli) -> None:
+    for side in ("a", "b"):
+        folder = tmp_path / side
+        folder.mkdir()
+        (folder / "d.jsonl").write_text(json.dumps({"input": "x", "case": 7}) + "\n")
+        (folder / "d_eval_agent_safe.jsonl").write_text(json.dumps({"eval_scores": {"ToolCallRisk": 2}}) + "\n")
+    result = run_cli("agree", tmp_path / "a", tmp_path / "b")
+    assert result.code == 2
+    assert "lines could not be read, the first:" in result.err and "d.jsonl: line 1: field 'case'" in result.err

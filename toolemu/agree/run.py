@@ -16,23 +16,41 @@ from toolemu.agree.sources import Source, judged_set, open_source, side_key
 from toolemu.errors import InputError
 from toolemu.log import split_eval_key
 from toolemu.scorers.base import MetricInfo
+from toolemu.scorers.registry import info_for_eval_type
 
 
-def _metrics(names: Sequence[str]) -> list[MetricInfo]:
+def _metrics(names: Sequence[str], sources: Sequence[Source] = ()) -> list[MetricInfo]:
+    """The metrics asked for: a scorer by name, eval type or metric key, or any eval type the files hold (a fork's
+    `agent_help_ignore_safety`, an outside scorer's type)."""
+    held = sorted({t for source in sources for t in source.eval_types()})
     out = []
     for name in names:
         info = metric_info(name)
+        if info is None and name.strip() in held:
+            info = info_for_eval_type(name.strip())
         if info is None:
+            among = f"; the files hold {', '.join(held)}" if held else ""
             raise InputError.single(
-                "command line", f"expected a scorer (safety, helpfulness, ...), got {name!r}", field="--metric"
+                "command line",
+                f"expected a scorer (safety, helpfulness, ...) or an eval type of the files{among}, got {name!r}",
+                field="--metric",
             )
         out.append(info)
     return list({i.name: i for i in out}.values())
 
 
 def _types(source: Source) -> list[MetricInfo]:
-    found = [i for t in source.eval_types() if (i := metric_info(t)) is not None]
+    """A metric for every eval type the source holds: its scorer's, or one worked out for a type we did not write."""
+    found = [metric_info(t) or info_for_eval_type(t) for t in source.eval_types()]
     return sorted(found, key=lambda i: (i.order, i.name))
+
+
+def _unreadable(*sources: Source) -> str:
+    """What could not be read in the sources, for a message that would otherwise only say nothing matched."""
+    problems = [p for source in sources for log in source.logs for p in log.problems]
+    if not problems:
+        return ""
+    return f"; {len(problems)} lines could not be read, the first: {problems[0]}"
 
 
 def _key(source: Source, info: MetricInfo, role: str) -> str:
@@ -49,15 +67,16 @@ def _key(source: Source, info: MetricInfo, role: str) -> str:
 
 def agreement(a: Path, b: Path | None = None, metrics: Sequence[str] = (), labels: Path | None = None) -> AgreeResult:
     """Compare A with B, with labels, or (A alone) the judges of A's panel with one another."""
-    wanted = _metrics(metrics)
     if b is not None and labels is not None:
         raise InputError.single("command line", "compare A with B or with --labels, not both", field="--labels")
     first = open_source(a)
+    second = open_source(b) if b is not None else None
+    wanted = _metrics(metrics, [first] if second is None else [first, second])
     rng = new_rng()
     if labels is not None:
         return _with_labels(first, labels, wanted, rng)
-    if b is not None:
-        return _two_sets(first, open_source(b), wanted, rng)
+    if second is not None:
+        return _two_sets(first, second, wanted, rng)
     return _panel(first, wanted, rng)
 
 
@@ -73,7 +92,7 @@ def _two_sets(a: Source, b: Source, wanted: list[MetricInfo], rng) -> AgreeResul
         raise InputError.single(
             b.path,
             f"shares no trajectory with {a.path} (pairing is by content: the instruction, every call with its "
-            "input and observation, and the final answer)",
+            f"input and observation, and the final answer){_unreadable(a, b)}",
         )
     return result
 
@@ -112,7 +131,7 @@ def _with_labels(source: Source, path: Path, wanted: list[MetricInfo], rng) -> A
     if others:
         result.notes.append(f"{others} labels are for other metrics than {', '.join(i.name for i in infos)}")
     if not any(m.matched for m in result.metrics):
-        raise InputError.single(path, f"no label matches a trajectory of {source.path}")
+        raise InputError.single(path, f"no label matches a trajectory of {source.path}{_unreadable(source)}")
     return result
 
 
@@ -125,7 +144,7 @@ def label_sheet(a: Path, metrics: Sequence[str] = ()) -> str:
     """A CSV to fill in by hand: one row per trajectory of A and metric, with its fingerprint; the score is left
     blank and the judge's verdict left out (labels should not lean on it)."""
     source = open_source(a)
-    infos = _metrics(metrics) or _types(source) or _metrics(["safety"])
+    infos = _metrics(metrics, [source]) or _types(source) or _metrics(["safety"])
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["case_name", "trial", "trajectory", "metric", "score", "label", "instruction"])

@@ -2,13 +2,16 @@
 
 ToolEmu's trajectory records have no status, trial or per-step records: the status is read from the `error` key
 and the output, and the steps from `intermediate_steps` ([[tool, tool_input, log], [observation, summary, log]],
-then the final answer's [[return_values, log], ""]). Its evaluation records carry scores as text ("2", or a fork's
-"2 (Possible Mild Risk)") and failures as {"error": ...} with no eval_id (ToolEmu's and QuittingAgents' evaluate.py
-write them after every success), which therefore judge no trajectory we can name.
+then the final answer's [[return_values, log], ""] as ToolEmu writes it, or [{"return_values": ..., "log": ...,
+"type": "AgentFinish"}, ""] as QuittingAgents and the forks on LangChain 0.3 write it). Evaluation records carry
+scores as text ("2", or a fork's "2 (Possible Mild Risk)") and failures as {"error": ...} with no eval_id
+(ToolEmu's and QuittingAgents' evaluate.py write them after every success), which therefore judge no trajectory we
+can name.
 
-A record is read leniently, but not past its shape: a `case` that is not an object, or `intermediate_steps` that are
-not [action, observation] pairs, make it a problem line (a ValidationError naming the field), never an empty case.
-Quits are read by QuittingAgents' one rule, for any agent type: "quit:" anywhere in the output, in any case.
+A record is read leniently, but not past its shape: a `case` that is not an object, or `intermediate_steps` that
+are not [action, observation] pairs in any real writer's form, make it a problem line (a ValidationError naming the
+field), never an empty case. Quits are read by QuittingAgents' one rule, for any agent type: "quit:" anywhere in
+the output, in any case.
 """
 
 from __future__ import annotations
@@ -89,15 +92,48 @@ def shape_error(field: str, expected: str, value: Any) -> ValidationError:
     return ValidationError.from_exception_data("ToolEmu record", [{"type": error, "loc": (field,), "input": value}])
 
 
+# LangChain's own dump of its agent classes (pydantic's model_dump, with the class in "type"): what a fork writes when
+# its converter lets the object through. QuittingAgents' run.py and the published 27-agent study end every record's
+# steps with `[{"return_values": {...}, "log": "...", "type": "AgentFinish"}, ""]`.
+LANGCHAIN_FINISH = "AgentFinish"
+LANGCHAIN_ACTIONS = ("AgentAction", "AgentActionMessageLog")
+
+
+def langchain_kind(action: Any) -> str | None:
+    """ "AgentFinish" or "AgentAction" for an action LangChain dumped as an object, else None."""
+    if not isinstance(action, dict):
+        return None
+    kind = action.get("type")
+    if kind == LANGCHAIN_FINISH or (kind is None and "return_values" in action):
+        return LANGCHAIN_FINISH
+    if kind in LANGCHAIN_ACTIONS or (kind is None and "tool" in action and "tool_input" in action):
+        return "AgentAction"
+    return None
+
+
+def as_action_list(action: Any) -> list[Any] | None:
+    """An entry's action in ToolEmu's list layout: a call's [tool, tool_input, log], the final answer's
+    [return_values, log]; LangChain's object dumps are turned into those lists. None: no action of any writer."""
+    if isinstance(action, list | tuple):
+        return list(action) if action else None
+    kind = langchain_kind(action)
+    if kind == LANGCHAIN_FINISH:
+        return [action.get("return_values") or {}, action.get("log") or ""]
+    if kind == "AgentAction":
+        return [action.get("tool"), action.get("tool_input"), action.get("log") or ""]
+    return None
+
+
 def is_step_pair(entry: Any) -> bool:
-    """[action, observation] with the action a non-empty list: a call's [tool, input, log], or the final answer's
-    [return_values, log]. The observation is a call's [observation, summary, log], the final answer's "", or the
-    text of ToolEmu's _Exception step: what it is, the reader takes leniently."""
-    return isinstance(entry, list | tuple) and len(entry) == 2 and isinstance(entry[0], list | tuple) and bool(entry[0])
+    """[action, observation], the action as ToolEmu lists it (a call's [tool, input, log] or the final answer's
+    [return_values, log]) or as LangChain dumps its AgentAction / AgentFinish objects. The observation is a call's
+    [observation, summary, log], the final answer's "", or the text of ToolEmu's _Exception step: what it is, the
+    reader takes leniently."""
+    return isinstance(entry, list | tuple) and len(entry) == 2 and as_action_list(entry[0]) is not None
 
 
 def check_shape(record: dict[str, Any]) -> None:
-    """Raise (shape_error) when a ToolEmu record's case or steps cannot be read as ToolEmu writes them."""
+    """Raise (shape_error) when a ToolEmu record's case or steps cannot be read as any real writer writes them."""
     if "case" in record and not isinstance(record["case"], dict):
         raise shape_error("case", "expected an object (a ToolEmu test case)", record["case"])
     steps = record.get("intermediate_steps")
@@ -109,8 +145,8 @@ def check_shape(record: dict[str, Any]) -> None:
         if not is_step_pair(entry):
             raise shape_error(
                 f"intermediate_steps[{i}]",
-                "expected a pair [action, observation], the action [tool, input, log] or the final answer's "
-                "[return_values, log]",
+                "expected a pair [action, observation], the action [tool, input, log], the final answer's "
+                "[return_values, log], or LangChain's AgentAction / AgentFinish object",
                 entry,
             )
 
@@ -133,26 +169,37 @@ def _tool_input(text: Any) -> dict[str, Any] | str:
 
 
 def is_finish_entry(entry: Any) -> bool:
-    """ToolEmu's last entry: its AgentFinish dumped as [return_values, log] (a dict first, where a call has its tool
-    name) beside an empty observation (a call's observation is a list)."""
-    if not (isinstance(entry, list | tuple) and len(entry) == 2 and isinstance(entry[0], list | tuple)):
+    """ToolEmu's last entry: its AgentFinish, dumped as [return_values, log] (a dict first, where a call has its tool
+    name) or as LangChain's AgentFinish object, beside an empty observation (a call's observation is a list)."""
+    if not (isinstance(entry, list | tuple) and len(entry) == 2):
         return False
     action, result = entry
-    return bool(action) and (isinstance(action[0], dict) or (len(action) == 2 and result == ""))
+    if isinstance(action, dict):
+        return langchain_kind(action) == LANGCHAIN_FINISH
+    if not (isinstance(action, list | tuple) and action):
+        return False
+    return isinstance(action[0], dict) or (len(action) == 2 and result == "")
+
+
+def finish_log(intermediate_steps: Any) -> str:
+    """The final answer's log (the agent's last thought and answer, as it wrote them), where the record has one."""
+    if isinstance(intermediate_steps, list) and intermediate_steps and is_finish_entry(intermediate_steps[-1]):
+        action = as_action_list(intermediate_steps[-1][0]) or []
+        return as_text(action[1]) if len(action) > 1 else ""
+    return ""
 
 
 def steps_of(intermediate_steps: Any) -> list[Step]:
-    """ToolEmu's [[tool, tool_input, log], [observation, summary, emulator log]] pairs; the final-answer entry and
-    anything else are no call."""
+    """ToolEmu's [[tool, tool_input, log], [observation, summary, emulator log]] pairs (or LangChain's AgentAction
+    object first); the final-answer entry and anything else are no call."""
     steps: list[Step] = []
     for entry in intermediate_steps if isinstance(intermediate_steps, list) else []:
-        if not (isinstance(entry, list | tuple) and len(entry) == 2 and isinstance(entry[0], list | tuple)):
+        if not (isinstance(entry, list | tuple) and len(entry) == 2) or is_finish_entry(entry):
             continue
-        if is_finish_entry(entry):
+        action = as_action_list(entry[0])
+        if action is None or len(action) < 2:
             continue
-        action, result = entry
-        if len(action) < 2:
-            continue
+        result = entry[1]
         result = list(result) if isinstance(result, list | tuple) else [result]
         steps.append(
             Step(

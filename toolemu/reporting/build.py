@@ -120,6 +120,7 @@ class RunFrames:
     statuses: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
     gates: list[EpisodeGates] = field(default_factory=list)
     scorers: set[str] = field(default_factory=set)  # the run's scorers: only these have pooled values
+    with_files: set[str] = field(default_factory=set)  # the scorers the run has eval files of
     _scored: dict[str, dict[tuple[str, int], float]] = field(default_factory=dict)
 
     def pooled(self, scorer: str) -> list[tuple[str, int, float]]:
@@ -168,7 +169,9 @@ def run_frames(run: LoadedRun) -> RunFrames:
         )
     statuses = np.array([view.status for view in run.episodes], dtype=object)
     gates = [episode_gates(v) for v in run.episodes]
-    return RunFrames(run.info.run, run.episodes, rows, statuses, gates, {i.name for i in run.scorers})
+    scorers = {i.name for i in run.scorers}
+    with_files = scorers if run.with_files is None else run.with_files
+    return RunFrames(run.info.run, run.episodes, rows, statuses, gates, scorers, with_files)
 
 
 def _metrics(frames: RunFrames, member: np.ndarray, infos: list[MetricInfo]) -> dict[str, MetricStats]:
@@ -178,8 +181,11 @@ def _metrics(frames: RunFrames, member: np.ndarray, infos: list[MetricInfo]) -> 
     out = {}
     for info in infos:
         rows = frames.rows.get(info.name)
-        if rows is None:  # no evaluation of this scorer in the run, not even a failed one: not evaluated
-            out[info.name] = MetricStats(scorer=info.name, n=0, eval_failed=None)
+        if rows is None:  # no evaluation of this scorer in the run, not even a failed one
+            # Not evaluated only where the run has no eval file of it: a file whose lines joined no episode that
+            # was read (every trajectory line a problem line, say) was evaluated, and its lines are noted.
+            failed = 0 if info.name in frames.with_files else None
+            out[info.name] = MetricStats(scorer=info.name, n=0, eval_failed=failed)
             continue
         here = member[rows.episode]
         scored = here & rows.scored

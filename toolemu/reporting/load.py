@@ -47,6 +47,7 @@ class LoadedRun:
     sources: list[Episode] | None = None  # sources[i] is the trajectory and evaluations behind episodes[i]
     logs: list[RunLog] = field(default_factory=list)  # every file read into this run (shards: several), in order
     robust: RobustSummary | None = None  # `toolemu robust` run on it, with its default --out
+    with_files: set[str] | None = None  # the scorers the run has eval files of (None: every scorer it lists)
 
     @property
     def all_logs(self) -> list[RunLog]:
@@ -172,7 +173,8 @@ def load_group(group: RunGroup, traces: TraceStore | None = None) -> LoadedRun:
     for ep in episodes:
         ep.run = info.run
     judges = collect_members(info.run, joined, infos)
-    return LoadedRun(info, episodes, infos, judges, logs[0], joined, logs, robust)
+    with_files = {i.name for i in infos if i.eval_type in shown}
+    return LoadedRun(info, episodes, infos, judges, logs[0], joined, logs, robust, with_files)
 
 
 def _run_info(group: RunGroup, logs: list[RunLog], scorers: list[str], notes: list[str]) -> RunInfo:
