@@ -267,10 +267,15 @@ def score_number(raw: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def eval_id_of(record: dict[str, Any]) -> int:
+    """The trajectory position an evaluation line names (NO_EVAL_ID where it names none)."""
+    return _int(record.get("eval_id"), NO_EVAL_ID)
+
+
 def upgrade_evaluation(record: dict[str, Any], eval_type: str, position: int) -> Evaluation:
     """A ToolEmu evaluation record as an Evaluation; a failure record keeps its reason. A line without an eval_id
     (ToolEmu's failures) gets NO_EVAL_ID: its place in the file says nothing of which trajectory it judged."""
-    eval_id = _int(record.get("eval_id"), NO_EVAL_ID)
+    eval_id = eval_id_of(record)
     raw_scores = record.get("eval_scores")
     scores = {str(k): score_number(v) for k, v in raw_scores.items()} if isinstance(raw_scores, dict) else {}
     numeric = {k: v for k, v in scores.items() if v is not None}
