@@ -17,6 +17,9 @@ from typing import Any
 import httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+CLIENT = Implementation(name="toolemu-test-agent", version="1.2.3")  # how it introduces itself in `initialize`
 
 SAMPLES: dict[str, Any] = {"string": "x", "integer": 1, "number": 1.0, "boolean": False, "array": [], "object": {}}
 
@@ -32,7 +35,7 @@ async def main(flags: set[str]) -> int:
     async with (
         http,
         streamable_http_client(url, http_client=http) as (read, write, _),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, client_info=CLIENT) as session,
     ):
         await session.initialize()
         prompt = await session.get_prompt("instruction")

@@ -33,7 +33,12 @@ def test_run_agent_cmd_over_10_cases_x_2_trials_with_batches_records_every_pair_
     for r in recorded:
         assert r["status"] == "final_answer", r.get("error")
         assert r["output"].startswith(f"Done: called {r['steps'][0]['tool']} for {r['case_name']}")
-        assert r["models"]["agent"] == {"model": "mcp:mcp", "command": f"{AGENT} --check-env"}
+        # The agent as its client introduced itself in `initialize`, and the command that ran it.
+        assert r["models"]["agent"] == {
+            "model": "mcp:toolemu-test-agent/1.2.3",
+            "client": {"name": "toolemu-test-agent", "version": "1.2.3"},
+            "command": f"{AGENT} --check-env",
+        }
         assert r["agent_format"] == "mcp" and len(r["steps"]) == 1
     # `toolemu run` judged and reported them; the same command again finds every pair done.
     report = json.loads((dump / "report.json").read_text())

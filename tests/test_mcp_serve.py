@@ -5,21 +5,37 @@ concurrent sessions as separate episodes; each run then judged and reported."""
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
-import sys
+import os
+import select
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from mcp import ClientSession, StdioServerParameters
+import toolemu_reader_rules as rules
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
-from mcp_agent_helpers import CASE, REPO, http_server, judge_and_report, records, serve_command
+from mcp_agent_helpers import (
+    CASE,
+    REPO,
+    TOOLEMU,
+    http_server,
+    judge_and_report,
+    records,
+    sample_arguments,
+    serve_command,
+)
 
+from toolemu.log.records import CLOSED_OUTPUT
 from toolemu.mcp.tools import input_schema
-from toolemu.specs import load_cases
+from toolemu.paths import DEFAULT_TOOLKITS
+from toolemu.specs import load_benchmark, load_cases
 from toolemu.specs.schema import arguments_schema
 
 GATE = """
@@ -102,10 +118,13 @@ def test_stdio_session_is_one_episode_judged_and_reported(tmp_path: Path, run_cl
         assert step["observation"] == text(seen[key])
     assert [s["invalid_call"] for s in steps] == [False, True, True, False]
     assert (trajectory["status"], trajectory["output"]) == ("final_answer", "Deleted the promotions.")
-    assert trajectory["models"]["agent"] == {"model": "mcp:stdio-test-client"}
+    # The agent as the client introduced itself in `initialize`: its name and version.
+    client = {"name": "stdio-test-client", "version": "1.0"}
+    assert trajectory["models"]["agent"] == {"model": "mcp:stdio-test-client/1.0", "client": client}
     assert (trajectory["case_name"], trajectory["trial"], trajectory["agent_format"]) == (CASE, 0, "mcp")
     meta = json.loads((dump / "run.json").read_text())
     assert meta["config"]["mcp"] == "final_answer" and meta["expected_pairs"] == [[CASE, 0]]
+    assert meta["models"]["agent"] == "mcp:stdio-test-client/1.0"
     judge_and_report(run_cli, dump, 1)
     # Serving the same folder again adds the next trial, nothing rewritten.
     asyncio.run(play_stdio(dump))
@@ -172,15 +191,22 @@ def test_http_needs_the_token_and_concurrent_sessions_are_separate_episodes(tmp_
         assert process.poll() is None
     assert process.returncode == 130
     recorded = records(dump)
-    # Each session its own episode and trial; closing the session ended it (no final tool: output "").
+    # Each session its own episode and trial; closing the session ended it: `closed`, no answer.
     assert sorted(r["trial"] for r in recorded) == [0, 1]
-    assert sorted(r["models"]["agent"]["model"] for r in recorded) == ["mcp:client-a", "mcp:client-b"]
+    assert sorted(r["models"]["agent"]["model"] for r in recorded) == ["mcp:client-a/1.0", "mcp:client-b/1.0"]
     for r in recorded:
-        who = r["models"]["agent"]["model"].removeprefix("mcp:")
+        who = r["models"]["agent"]["client"]["name"]
         assert [s["tool_input"] for s in r["steps"]] == [{"query": who}, {"query": who + " again"}]
-        assert (r["status"], r["output"]) == ("final_answer", "")
+        assert (r["status"], r["output"]) == ("closed", CLOSED_OUTPUT)
+        assert "error" not in r and rules.broken(r, rules.TRAJECTORY_RULES) == []  # ToolEmu reads and judges it
     assert json.loads((dump / "run.json").read_text())["config"]["mcp"] == "close"
-    judge_and_report(run_cli, dump, 2)
+    report = judge_and_report(run_cli, dump, 2)  # judged, as ToolEmu judges an agent its executor stopped
+    overall = next(g for g in report["groups"] if g["by"] == "all")
+    assert overall["status_counts"]["closed"] == 2 and overall["status_counts"]["final_answer"] == 0
+    summary = list(csv.DictReader((dump / "summary.csv").open(encoding="utf-8")))
+    assert summary[0]["status_closed"] == "2" and summary[0]["status_final_answer"] == "0"
+    printed = " ".join(run_cli("report", str(dump)).out.split())  # as one line: the console wraps it
+    assert "2 episodes: 0 answered," in printed and "2 closed the session without an answer" in printed
 
 
 def test_the_step_limit_ends_the_episode(tmp_path: Path) -> None:
@@ -219,22 +245,96 @@ def test_bad_flags_are_one_clear_line(run_cli: Any, tmp_path: Path, args: list[s
     assert "Traceback" not in result.err
 
 
-def test_toolkits_without_a_case_are_served_too(tmp_path: Path) -> None:
-    dump = tmp_path / "kits"
+SHIPPED = load_benchmark([DEFAULT_TOOLKITS]).toolkits
+TAPTRUST = "TapTrustAuthenticator"  # its tools are named TapTrust...: its name_for_model is not its toolkit name
 
-    async def one_call() -> tuple[list[str], list[str], Any]:
-        command = [sys.executable, "-m", "toolemu.cli.app", "mcp", "serve", "--toolkit", "TextRelay", "--dry-run"]
-        params = StdioServerParameters(
-            command=command[0], args=[*command[1:], "--cache", "off", "--dump-dir", str(dump)]
-        )
+
+@pytest.mark.parametrize(
+    ("how", "args"),
+    [
+        ("every shipped toolkit (the default)", []),
+        ("--toolkit", ["--toolkit", TAPTRUST]),
+        ("--toolkits-path with its file alone", ["--toolkits-path", str(DEFAULT_TOOLKITS / f"{TAPTRUST}.json")]),
+    ],
+)
+def test_toolkits_without_a_case_are_served(tmp_path: Path, how: str, args: list[str]) -> None:
+    """Each toolkit served lists every tool under the name our agent calls it and runs a call of one of them; the
+    session is an episode of a case made for the toolkits, with no task (the client brings its own)."""
+    dump = tmp_path / "kits"
+    kits = [SHIPPED[TAPTRUST]] if args else list(SHIPPED.values())
+    command = [*TOOLEMU, "mcp", "serve", *args, "--dry-run", "--cache", "off", "--max-iterations", "100"]
+    params = StdioServerParameters(command=command[0], args=[*command[1:], "--dump-dir", str(dump)], cwd=str(REPO))
+
+    async def one_call_per_toolkit() -> tuple[list[types.Tool], list[str], list[Any]]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            tools = [t.name for t in (await session.list_tools()).tools]
+            tools = (await session.list_tools()).tools
             prompts = [p.name for p in (await session.list_prompts()).prompts]
-            return tools, prompts, await session.call_tool(tools[0], {})
+            schemas = {t.name: t.inputSchema for t in tools}
+            firsts = [kit.tool_full_name(kit.tools[0]) for kit in kits]
+            results = [await session.call_tool(name, sample_arguments(schemas[name])) for name in firsts]
+            await session.call_tool("final_answer", {"answer": "done"})
+            return tools, prompts, results
 
-    tools, prompts, result = asyncio.run(one_call())
-    assert tools[-1] == "final_answer" and all(t.startswith("TextRelay") for t in tools[:-1])
+    tools, prompts, results = asyncio.run(one_call_per_toolkit())
+    listed = [t.name for t in tools]
+    assert sorted(listed[:-1]) == sorted(kit.tool_full_name(t) for kit in kits for t in kit.tools), how
+    assert listed[-1] == "final_answer" and len(listed) == len(set(listed))
     assert "instruction" not in prompts  # no case, no task: the client brings its own
     (trajectory,) = records(dump)
-    assert trajectory["case_name"] == "mcp-TextRelay" and trajectory["steps"][0]["observation"] == text(result)
+    assert trajectory["case_name"] == "mcp-" + "+".join(kit.toolkit for kit in kits)
+    assert trajectory["case"]["Toolkits"] == [kit.toolkit for kit in kits]
+    assert [s["tool"] for s in trajectory["steps"]] == [kit.tool_full_name(kit.tools[0]) for kit in kits]
+    assert [s["observation"] for s in trajectory["steps"]] == [text(r) for r in results]
+    assert not any("unknown tool" in s["observation"].lower() for s in trajectory["steps"])
+    assert trajectory["status"] == "final_answer"
+
+
+def read_replies(process: subprocess.Popen[bytes], count: int, timeout: float = 60) -> list[dict[str, Any]]:
+    """The next `count` JSON-RPC messages a stdio server wrote, each a line of its stdout."""
+    assert process.stdout is not None
+    fd, pending, replies = process.stdout.fileno(), b"", []
+    deadline = time.monotonic() + timeout
+    while len(replies) < count and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        chunk = os.read(fd, 65536) if ready else b""
+        if ready and not chunk:
+            break
+        *lines, pending = (pending + chunk).split(b"\n")
+        replies += [json.loads(line) for line in lines if line.strip()]
+    return replies
+
+
+def test_a_method_of_a_newer_protocol_is_method_not_found_and_nothing_is_logged(tmp_path: Path) -> None:
+    """Clients on the `mcp` 2.x SDK (fastmcp 4, pydantic-ai on it) open with `server/discover`, a method this
+    protocol version does not have: JSON-RPC's "Method not found" tells them to use `initialize`, and the server
+    writes nothing about it (the SDK warned with 94 lines of validation errors). A notification it does not know is
+    dropped as quietly; the session then goes on as usual."""
+    process = subprocess.Popen(
+        serve_command(tmp_path / "discover"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {}}
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    sent = [
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}},
+        {"jsonrpc": "2.0", "method": "notifications/of_a_later_version", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}},
+    ]
+    assert process.stdin is not None and process.stderr is not None
+    try:
+        for message in sent:
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+        replies = read_replies(process, 3)
+    finally:
+        process.stdin.close()
+        process.wait(60)
+    errors = process.stderr.read().decode()
+    by_id = {r.get("id"): r for r in replies}
+    assert by_id[1]["error"]["code"] == -32601 and "server/discover" in by_id[1]["error"]["message"], replies
+    assert by_id[2]["result"]["serverInfo"]["name"] == "toolemu"
+    assert any(t["name"] == "final_answer" for t in by_id[3]["result"]["tools"])
+    assert process.returncode == 0
+    assert errors.strip() == "episodes recorded: 0 in " + str(tmp_path / "discover"), errors

@@ -18,10 +18,14 @@ from toolemu.log.ledger import StateChange, accumulate
 from toolemu.version import SCHEMA_VERSION
 
 # token_limit: ToolEmu stopped the agent when its context ran out; it never gave a final answer.
-Status = Literal["final_answer", "quit", "max_iterations", "token_limit", "error"]
+# closed: an outside agent's MCP session closed before it called final_answer (`toolemu mcp serve`): no answer, not
+# an error. ToolEmu reads it as an agent its executor stopped (as max_iterations), so its judges score it; our report
+# counts it on its own, never as answered, and it is not FINISHED (no run would take it for a done pair).
+Status = Literal["final_answer", "quit", "max_iterations", "token_limit", "closed", "error"]
 FINISHED: tuple[Status, ...] = ("final_answer", "quit", "max_iterations", "token_limit")
 MAX_ITERATIONS_OUTPUT = "Agent stopped: max iterations reached"  # LangChain's and so ToolEmu's wording
 TOKEN_LIMIT_OUTPUT = "Agent stopped: token limit exceeded"  # ToolEmu's wording
+CLOSED_OUTPUT = "Agent stopped: the session closed without a final answer"  # in the same words' style
 # The case keys ToolEmu's own code reads (its case_to_input_dict fails on any other); ours go to `case_extra`.
 TOOLEMU_CASE_KEYS = (
     "name",
@@ -444,7 +448,7 @@ def toolemu_intermediate_steps(steps: list[Step], status: str | None = None, out
         ]
         for s in steps
     ]
-    if status in FINISHED:
+    if status in FINISHED or status == "closed":
         # The agent's text is not kept for the final turn; a log that ToolEmu reads as the same final answer is.
         entries.append(finish_entry(output, f"Final Answer: {output}" if status in ("final_answer", "quit") else ""))
     return entries

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from toolemu.episode import Episode
     from toolemu.llm.options import ModelDescription
     from toolemu.log import Step
-    from toolemu.mcp.episodes import EpisodeSession
+    from toolemu.mcp.episodes import ClientInfo, EpisodeSession
     from toolemu.specs.models import Toolkit
 
 AGENT_KIND = "mcp-cmd"
@@ -98,9 +98,9 @@ class CommandAgent:
         return {"agent": self._described(session)}
 
     def _described(self, session: EpisodeSession) -> ModelDescription:
-        from toolemu.llm.options import ModelDescription
+        from toolemu.mcp.serve import agent_model
 
-        return ModelDescription.model_validate({"model": f"mcp:{session.client or 'unknown'}", "command": self.command})
+        return agent_model(session.client, command=self.command)
 
     async def _run(self, episode: Episode, session: EpisodeSession, url: str, token: str) -> None:
         import subprocess
@@ -183,8 +183,8 @@ class _OneEpisode:
         policy = policy_text([p.text for p in episode.policies]) if episode.policies else ""
         self.prompts = prompts(episode.state.case.user_instruction, policy)
 
-    def open(self, client: str) -> EpisodeSession:
-        if not self.session.client:
+    def open(self, client: ClientInfo) -> EpisodeSession:
+        if self.session.client is None:  # the first session's client names the agent
             self.session.client = client
         return self.session
 

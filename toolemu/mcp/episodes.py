@@ -32,6 +32,25 @@ class CallResult:
     is_error: bool = False
 
 
+@dataclass(frozen=True)
+class ClientInfo:
+    """How an MCP client introduced itself in `initialize` (its clientInfo): a framework's own name and version where
+    it gives them, else its MCP SDK's (the `mcp` SDK's client says "mcp", whatever framework uses it)."""
+
+    name: str = "unknown"
+    version: str = ""
+    title: str = ""
+
+    @property
+    def label(self) -> str:
+        """`name/version`, or the name alone where it gave no version."""
+        return f"{self.name}/{self.version}" if self.version else self.name
+
+    def describe(self) -> dict[str, str]:
+        """What a trajectory keeps of it: the name and version, and the title where there is one."""
+        return {"name": self.name, "version": self.version, **({"title": self.title} if self.title else {})}
+
+
 def is_error_step(step: Step) -> bool:
     return step.invalid_call or step.blocked is not None or bool(step.not_run) or raised(step.observation)
 
@@ -46,11 +65,11 @@ class EpisodeSession:
         episode: Episode,
         on_end: Callable[[EpisodeSession], None] | None = None,
         on_stop: Callable[[BaseException], None] | None = None,
-        client: str = "",
+        client: ClientInfo | None = None,
     ):
         self.episode = episode
         self.on_end, self.on_stop = on_end, on_stop
-        self.client = client  # the name the MCP client gave
+        self.client = client  # how the MCP client introduced itself (None until one made a call)
         self.lock = threading.Lock()
         self.stopped: BaseException | None = None
         self.answered = False  # the agent called the final tool

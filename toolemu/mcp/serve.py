@@ -1,10 +1,11 @@
 """`toolemu mcp serve`: a case's toolkits (or any toolkits) as an MCP server, each session one episode of a run folder.
 
 A session's episode starts at its first tool call and ends with its `final_answer` call, the step limit, a failure,
-or the session's close (then as a final answer the server never saw: output ""). It is then added to the run folder
-(`toolemu.log.episode_folder`: run.json marks it `mcp`, trials count up per case, nothing is rewritten), which stays
-locked against other writers while the server runs; serving the same folder again adds trials, as `toolemu play`
-does. A session that calls no tool records nothing. Concurrent sessions are separate episodes with their own trials.
+or the session's close (then with the status `closed`: no answer, counted on its own by the report). It is then
+added to the run folder (`toolemu.log.episode_folder`: run.json marks it `mcp`, trials count up per case, nothing is
+rewritten), which stays locked against other writers while the server runs; serving the same folder again adds
+trials, as `toolemu play` does. A session that calls no tool records nothing. Concurrent sessions are separate
+episodes with their own trials. The agent is recorded as the client introduced itself (`mcp:<name>/<version>`).
 
 A budget or a refused key stops the server (the episode that ran into it is not recorded, as in a run); Ctrl-C and
 SIGTERM close every session first, so each episode under way is recorded.
@@ -35,7 +36,8 @@ from toolemu.log import RunConfig, Step, Trajectory
 from toolemu.log.audit import record_gate_audit
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.lock import run_lock
-from toolemu.mcp.episodes import EpisodeSession
+from toolemu.log.records import CLOSED_OUTPUT
+from toolemu.mcp.episodes import ClientInfo, EpisodeSession
 from toolemu.mcp.server import EpisodeServer, bind, serve_http, serve_stdio, url_of
 from toolemu.mcp.tools import mcp_tools, prompts
 from toolemu.prompts.agent import policy_text
@@ -48,9 +50,11 @@ AGENT_TYPE, AGENT_FORMAT = "mcp", "mcp"  # what a trajectory says about an agent
 NO_INSTRUCTION = "(no case: the client brings its own task)"
 
 
-def agent_model(client: str) -> ModelDescription:
-    """The agent role of a trajectory played by an MCP client: `mcp:<the name the client gave>`."""
-    return ModelDescription(model=f"mcp:{client or 'unknown'}")
+def agent_model(client: ClientInfo | None, **more: str) -> ModelDescription:
+    """The agent role of a trajectory played by an MCP client: `mcp:<name>/<version>` as the client introduced itself
+    in `initialize`, and that clientInfo under `client` (run.json's models name the agent by the same string)."""
+    client = client or ClientInfo()
+    return ModelDescription.model_validate({"model": f"mcp:{client.label}", "client": client.describe(), **more})
 
 
 class OutsideAgent:
@@ -86,8 +90,10 @@ class ServeSettings:
 
 
 def toolkit_case(kits: Sequence[Toolkit]) -> Case:
-    """A case for serving toolkits with no case of their own: their tools, and no task (the client has one)."""
-    names = [kit.name_for_model for kit in kits]
+    """A case for serving toolkits with no case of their own: their tools, and no task (the client has one). A case
+    names its toolkits as the benchmark keys them: by `toolkit`, which may differ from the `name_for_model` that
+    prefixes their tools' names (TapTrustAuthenticator's tools are TapTrust...)."""
+    names = [kit.toolkit for kit in kits]
     return Case.model_validate(
         {"name": "mcp-" + "+".join(names), "Toolkits": names, "User Instruction": NO_INSTRUCTION}
     )
@@ -128,7 +134,7 @@ class SessionEpisodes:
         self.stop_seen = threading.Event()
         self._next: int | None = None
 
-    def open(self, client: str) -> EpisodeSession:
+    def open(self, client: ClientInfo) -> EpisodeSession:
         with self.lock:
             if self._next is None:  # the folder is ours while serving: count on from what it holds
                 self._next = self.folder.next_trial(self.case.name)
@@ -137,7 +143,7 @@ class SessionEpisodes:
         return EpisodeSession(episode, on_end=self._record, on_stop=self._stop, client=client)
 
     def closed(self, session: EpisodeSession) -> None:
-        session.end("final_answer", "")  # the client left without a final answer the server saw
+        session.end("closed", CLOSED_OUTPUT)  # the client left without a final answer the server saw
 
     def _record(self, session: EpisodeSession) -> None:
         trajectory = session.finish({"agent": agent_model(session.client)})

@@ -7,6 +7,11 @@ command shares its (case, trial)'s one episode across whatever sessions it opens
 The SDK's own input validation is off: a call that breaks the spec goes through the episode pipeline like any other,
 and the agent gets the same InvalidRequestException our agent would see (as an MCP tool error, `isError`).
 
+A request whose method this protocol version does not have (`server/discover`, which clients on the `mcp` 2.x SDK
+send first to learn the server's era) is answered with JSON-RPC's "Method not found" (-32601), the answer those
+clients take as "use the initialize handshake"; a notification we do not know is dropped, as JSON-RPC says. Neither
+is logged: the SDK would warn with every validation error of its request union.
+
 Over HTTP, the endpoint is `http://HOST:PORT/mcp`; a request without `Authorization: Bearer <token>` is refused
 (401) before the SDK sees it, and on a loopback address the Host header must name loopback (DNS rebinding).
 """
@@ -19,6 +24,7 @@ import json
 import logging
 import socket
 import threading
+import typing
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -30,8 +36,9 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
 
-from toolemu.mcp.episodes import FINAL_TOOL, EpisodeSession
+from toolemu.mcp.episodes import FINAL_TOOL, ClientInfo, EpisodeSession
 from toolemu.mcp.tools import prompt_result
 from toolemu.version import __version__
 
@@ -70,8 +77,8 @@ class EpisodeSource(Protocol):
     tools: list[types.Tool]
     prompts: dict[str, tuple[types.Prompt, str]]
 
-    def open(self, client: str) -> EpisodeSession:
-        """The episode of a session that made its first call; `client`: the name the client gave."""
+    def open(self, client: ClientInfo) -> EpisodeSession:
+        """The episode of a session that made its first call; `client`: how the client introduced itself."""
         ...
 
     def closed(self, session: EpisodeSession) -> None:
@@ -87,7 +94,7 @@ class _Slot:
         self.lock = threading.Lock()
         self.session: EpisodeSession | None = None
 
-    def episode(self, client: str) -> EpisodeSession:
+    def episode(self, client: ClientInfo) -> EpisodeSession:
         with self.lock:
             if self.session is None:
                 self.session = self.source.open(client)
@@ -95,6 +102,47 @@ class _Slot:
 
 
 _SLOT: ContextVar[_Slot] = ContextVar("toolemu_mcp_slot")
+
+
+def _methods(union: type[Any]) -> frozenset[str]:
+    """The method names of one of the SDK's message unions (ClientRequest, ClientNotification)."""
+    members = typing.get_args(union.model_fields["root"].annotation)
+    return frozenset(m for member in members for m in typing.get_args(member.model_fields["method"].annotation))
+
+
+REQUEST_METHODS = _methods(types.ClientRequest)
+NOTIFICATION_METHODS = _methods(types.ClientNotification)
+
+
+def _unknown_method(message: SessionMessage | Exception) -> str | None:
+    """The method of a request or notification this protocol version does not have, else None."""
+    if not isinstance(message, SessionMessage):
+        return None
+    root = message.message.root
+    if isinstance(root, types.JSONRPCRequest) and root.method not in REQUEST_METHODS:
+        return root.method
+    if isinstance(root, types.JSONRPCNotification) and root.method not in NOTIFICATION_METHODS:
+        return root.method
+    return None
+
+
+async def _screen(source: Any, sink: Any, write_stream: Any) -> None:
+    """Pass the client's messages on to the session, answering a request of an unknown method with "Method not
+    found" and dropping a notification of one (see the module's docstring)."""
+    async with source, sink:
+        try:
+            async for message in source:
+                method = _unknown_method(message)
+                if method is None:
+                    await sink.send(message)
+                    continue
+                root = message.message.root
+                if isinstance(root, types.JSONRPCRequest):
+                    error = types.ErrorData(code=types.METHOD_NOT_FOUND, message=f"Method not found: {method}")
+                    reply = types.JSONRPCError(jsonrpc="2.0", id=root.id, error=error)
+                    await write_stream.send(SessionMessage(types.JSONRPCMessage(reply)))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            return  # the session or the transport closed: the session ends as it would have
 
 
 class EpisodeServer(Server[Any, Any]):
@@ -109,17 +157,25 @@ class EpisodeServer(Server[Any, Any]):
     async def run(self, read_stream: Any, write_stream: Any, *args: Any, **kwargs: Any) -> None:
         slot = _Slot(self.source)
         token = _SLOT.set(slot)
+        sink, screened = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         try:
-            await super().run(read_stream, write_stream, *args, **kwargs)
+            async with anyio.create_task_group() as screening:
+                screening.start_soon(_screen, read_stream, sink, write_stream)
+                await super().run(screened, write_stream, *args, **kwargs)
+                screening.cancel_scope.cancel()
         finally:
             _SLOT.reset(token)
             if slot.session is not None:
                 with anyio.CancelScope(shield=True):  # the episode is recorded even as the server shuts down
                     await anyio.to_thread.run_sync(self.source.closed, slot.session)
 
-    def _client(self) -> str:
+    def _client(self) -> ClientInfo:
+        """The clientInfo of this session's `initialize`: its name and version, as the client gave them."""
         params = self.request_context.session.client_params
-        return params.clientInfo.name if params is not None and params.clientInfo.name else UNKNOWN_CLIENT
+        if params is None:
+            return ClientInfo(UNKNOWN_CLIENT)
+        info = params.clientInfo
+        return ClientInfo(info.name or UNKNOWN_CLIENT, info.version or "", getattr(info, "title", None) or "")
 
     def _register(self) -> None:
         source = self.source

@@ -29,6 +29,7 @@ from toolemu.reporting.model import (
     ANY_THREAT,
     EPISODE_STATUSES,
     NO_THREAT,
+    OCCASIONAL_STATUSES,
     EpisodeView,
     GateStats,
     GroupStats,
@@ -212,7 +213,8 @@ def group_stats(frames: RunFrames, by: str, key: str, members: Sequence[int], in
         by=by,  # type: ignore[arg-type]
         key=key,
         episodes=len(positions),
-        status_counts={s: int(statuses.get(s, 0)) for s in EPISODE_STATUSES},
+        status_counts={s: int(statuses.get(s, 0)) for s in EPISODE_STATUSES}
+        | {s: int(statuses[s]) for s in OCCASIONAL_STATUSES if statuses.get(s)},
         metrics=_metrics(frames, member, infos),
         gates=gates,
         ungated=ungated,

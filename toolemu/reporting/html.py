@@ -29,7 +29,15 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
-from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
+from toolemu.reporting.model import (
+    ANY_THREAT,
+    EPISODE_STATUSES,
+    NO_THREAT,
+    OCCASIONAL_STATUSES,
+    GroupStats,
+    MetricStats,
+    Report,
+)
 from toolemu.reporting.plots import (
     HEATMAP_MIN_RUNS,
     finite,
@@ -53,9 +61,11 @@ STATUS_TITLES = {
     "quit": "quit",
     "max_iterations": "max iterations",
     "token_limit": "token limit",
+    "closed": "closed, no answer",
     "error": "error",
     "unknown": "unknown",
 }
+WARN_STATUSES = ("error", "quit", "max_iterations", "token_limit", "closed")  # counts shown as a warning
 NO_SCORES = '<p class="empty">No scored episodes to plot: every evaluation failed or is missing.</p>'
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -189,7 +199,7 @@ def _stats_table(
     for first, _run, g in rows:
         cells = [f"<td>{first}</td>", f'<td class="num strong">{g.episodes}</td>']
         for i, s in enumerate(statuses):
-            cell = _count(g.status_counts.get(s, 0), warn=s in ("error", "quit", "max_iterations", "token_limit"))
+            cell = _count(g.status_counts.get(s, 0), warn=s in WARN_STATUSES)
             cells.append(cell.replace('class="num', 'class="num gstart', 1) if i == 0 else cell)
         for info in infos:
             cells += _metric_cells(info, g.metrics.get(info.name), g.episodes)
@@ -387,7 +397,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
 
     data = {
         "schema_version": report.schema_version,
-        "statuses": list(EPISODE_STATUSES),
+        "statuses": [*EPISODE_STATUSES, *OCCASIONAL_STATUSES],
         "runs": [{"run": r, "color": colors[r]} for r in runs],
         "scorers": [json.loads(i.model_dump_json()) for i in report.scorers],
         "episodes": [{**ep.summary(), "trace": ep.trace_id} for ep in report.episodes],

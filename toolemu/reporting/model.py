@@ -8,6 +8,7 @@ untrusted: renderers must escape it, never interpret it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -23,6 +24,17 @@ Interval = tuple[float, float]
 
 # Episode statuses; "unknown" for ToolEmu dumps, which do not record one.
 EPISODE_STATUSES = ("final_answer", "quit", "max_iterations", "token_limit", "error", "unknown")
+# Statuses a report counts only where some episode has one, so that a report without them keeps its columns:
+# "closed", an MCP session that closed before its agent gave a final answer (no answer, not an error).
+OCCASIONAL_STATUSES = ("closed",)
+
+
+def statuses_of(groups: Iterable[GroupStats]) -> list[str]:
+    """The statuses a report counts: every one of EPISODE_STATUSES, then the occasional ones some group has."""
+    present = {s for g in groups for s, n in g.status_counts.items() if n}
+    return [*EPISODE_STATUSES, *(s for s in OCCASIONAL_STATUSES if s in present)]
+
+
 GroupBy = Literal["all", "toolkit", "risk_category", "trial", "threat"]
 NO_THREAT = "(no threat)"
 ANY_THREAT = "(any threat)"
@@ -144,7 +156,7 @@ class GroupStats(BaseModel):
     by: GroupBy
     key: str  # "all", a toolkit name, a risk category, a trial number or a threat kind
     episodes: int
-    status_counts: dict[str, int]  # over EPISODE_STATUSES
+    status_counts: dict[str, int]  # over EPISODE_STATUSES, and the OCCASIONAL_STATUSES the group has
     metrics: dict[str, MetricStats]  # by scorer name
     gates: GateStats = Field(default_factory=GateStats)
     # Rates over the episodes no gate stopped: what the agent did where the gates let it act.

@@ -11,7 +11,7 @@ from rich.table import Table
 from toolemu.reporting.checks import checks_lines
 from toolemu.reporting.judges_text import judge_lines
 from toolemu.reporting.measurement import measurement_lines
-from toolemu.reporting.model import ANY_THREAT, EPISODE_STATUSES, NO_THREAT, GroupStats, MetricStats, Report
+from toolemu.reporting.model import ANY_THREAT, NO_THREAT, GroupStats, MetricStats, Report, statuses_of
 from toolemu.reporting.qualifiers_text import qualifier_cells, qualifier_columns, qualifier_lines
 from toolemu.reporting.robust_text import report_line
 from toolemu.scorers.base import MetricInfo
@@ -38,6 +38,7 @@ def status_line(g: GroupStats) -> str:
     return (
         f"{g.episodes} episodes: {done} answered, {c['quit']} quit, {c['max_iterations']} hit the step limit, "
         + (f"{c['token_limit']} hit the token limit, " if c["token_limit"] else "")
+        + (f"{c['closed']} closed the session without an answer, " if c.get("closed") else "")
         + f"{c['error']} errored"
     )
 
@@ -140,8 +141,8 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def csv_columns(infos: list[MetricInfo]) -> list[str]:
-    cols = ["run", "by", "key", "episodes", *(f"status_{s}" for s in EPISODE_STATUSES)]
+def csv_columns(infos: list[MetricInfo], statuses: list[str]) -> list[str]:
+    cols = ["run", "by", "key", "episodes", *(f"status_{s}" for s in statuses)]
     for i in infos:
         cols += [
             f"{i.name}_{f}"
@@ -159,9 +160,9 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
-def _row(g: GroupStats, infos: list[MetricInfo]) -> dict[str, object]:
+def _row(g: GroupStats, infos: list[MetricInfo], statuses: list[str]) -> dict[str, object]:
     row: dict[str, object] = {"run": _cell(g.run), "by": g.by, "key": _cell(g.key), "episodes": g.episodes}
-    row |= {f"status_{s}": n for s, n in g.status_counts.items()}
+    row |= {f"status_{s}": g.status_counts.get(s, 0) for s in statuses}
     for info in infos:
         m = g.metrics.get(info.name) or MetricStats(scorer=info.name, n=0)
         name = info.name
@@ -190,9 +191,10 @@ def _row(g: GroupStats, infos: list[MetricInfo]) -> dict[str, object]:
 
 def summary_csv(report: Report) -> str:
     buffer = io.StringIO()
-    columns = csv_columns(report.scorers) + qualifier_columns(report)  # flip rates and costs, where there are any
+    statuses = statuses_of(report.groups)  # "closed" where some episode is
+    columns = csv_columns(report.scorers, statuses) + qualifier_columns(report)  # flips and costs, where any
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for g in report.groups:
-        writer.writerow(_row(g, report.scorers) | qualifier_cells(report, g))
+        writer.writerow(_row(g, report.scorers, statuses) | qualifier_cells(report, g))
     return buffer.getvalue()

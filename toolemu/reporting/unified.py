@@ -12,7 +12,7 @@ import re
 from collections import Counter
 
 from toolemu.log.toolemu_format import quit_reason
-from toolemu.reporting.model import EPISODE_STATUSES, MetricStats, Report
+from toolemu.reporting.model import MetricStats, Report, statuses_of
 from toolemu.scorers.base import MetricInfo
 
 UNIFIED_SUFFIX = "_unified_report.txt"
@@ -72,7 +72,7 @@ def unified_report_text(report: Report, run: str) -> str:
         lines.append("    (none)")
     lines += ["", "== Episodes by status =="]
     counts = overall.status_counts if overall else {}
-    lines += [f"  {status}: {counts.get(status, 0)}" for status in EPISODE_STATUSES]
+    lines += [f"  {status}: {counts.get(status, 0)}" for status in statuses_of([overall] if overall else [])]
     for scorer in report.scorers:
         m = overall.metrics.get(scorer.name) if overall else None
         if m is not None:
