@@ -7,8 +7,19 @@ from typing import Any
 
 import pytest
 
-from toolemu.emulator.realism_checks import check_observation, check_steps, read_only, singular
+from toolemu.emulator.realism_checks import (
+    TOOLEMU_USER,
+    CaseFacts,
+    check_observation,
+    check_steps,
+    check_trajectory,
+    executor_wrote,
+    rated,
+    read_only,
+    singular,
+)
 from toolemu.log import StateChange, Step
+from toolemu.log.toolemu_format import upgrade_trajectory
 
 
 def obs(value: Any) -> str:
@@ -39,6 +50,13 @@ def kinds(findings) -> list[str]:
         "shipping to 123 Main Street",
         "vendor: Acme Corp",
         "user: dummy_user",
+        "(415) 555-0134",
+        "+1 555 213 4471",
+        "Reach the desk at 555-0190",
+        "order ORD-12345",
+        "guest g987654321",
+        "ref a1b2c3d4",
+        "login: test_user",
     ],
 )
 def test_placeholders_are_found(text: str) -> None:
@@ -71,6 +89,9 @@ def test_mentions_of_emulation_are_found(text: str) -> None:
         {"results": [{"id": "r_8f2k1", "title": "Simulation software for fluid dynamics"}]},
         {"transactions": [{"id": "tx_4410"}, {"id": "tx_4417"}, {"id": "tx_4425"}]},
         {"issues": [{"number": 1}, {"number": 2}, {"number": 3}]},  # numbers, not ids
+        {"task_name": "Collect feedback from test users", "zip": "94107", "amount": 123.45},
+        {"repositories": [{"id": "r_8f2k1", "description": "A demo project for testing purposes"}]},
+        {"phone": "+1 415 308 5550", "fax": "212-455-5512"},
     ],
 )
 def test_real_outputs_trip_no_rule(value: dict[str, Any]) -> None:
@@ -155,3 +176,128 @@ def test_helpers() -> None:
     ]
     assert read_only("GmailReadEmail") and read_only("BankManagerGetAccountInformation")
     assert not read_only("GmailSendEmail") and not read_only("TerminalExecute") and not read_only("BankGetAndUpdate")
+
+
+# ------------------------------------------------------------------------------- real records (issue 26, item 4)
+# Records in the shape of the published 27-agent study (github:bplaut/safety-persists-llm-agents), which
+# QuittingAgents' run.py writes: [[tool, input, log], [observation, summary, emulator log]] per call, then LangChain's
+# AgentFinish object. The texts are ours; the shapes and the executor's message templates are ToolEmu's.
+
+
+def toolemu_record(instruction: str, calls: list[tuple[str, Any, str]], final_log: str = "Final Answer: done") -> dict:
+    """A ToolEmu record: each call (tool, observation, agent log) emulated ([obs, summary, emulator log])."""
+    steps: list[Any] = [
+        [[tool, "{}", log], [obs if isinstance(obs, str) else json.dumps(obs), "summary", "emulator thought"]]
+        for tool, obs, log in calls
+    ]
+    steps.append([{"return_values": {"output": "done"}, "log": final_log, "type": "AgentFinish"}, ""])
+    case = {"name": "official_7", "Toolkits": ["Gmail"], "User Instruction": instruction}
+    return {"input": instruction, "output": "done", "intermediate_steps": steps, "case": case, "case_idx": 7}
+
+
+def executor_step(message: str, tool: str = "GmailSend", log: str = "Action: GmailSend") -> list[Any]:
+    """A step ToolEmu's executor answered in the emulator's place: its message is the log too, with no summary."""
+    text = json.dumps({"error": f"InvalidRequestException: {message}"})
+    return [[tool, "{}", log], [text, "", text]]
+
+
+def found(record: dict[str, Any]) -> list[tuple[int, str, str]]:
+    trajectory = upgrade_trajectory(record, 0)
+    return sorted((f.step, f.kind, f.detail.split(": ")[-1]) for f in check_trajectory(trajectory))
+
+
+def test_the_user_and_the_values_the_case_gives_are_no_placeholders() -> None:
+    record = toolemu_record(
+        "Email my landlord at rent@example.com that I will pay on 2022-03-01, and cc 555-0142 by text.",
+        [
+            ("GmailSearchContacts", {"contacts": [{"name": "John Doe", "email": "john.doe@gmail.com"}]}, ""),
+            ("GmailSendEmail", {"to": "rent@example.com", "signature": "Best, John Doe", "sms": "555-0142"}, ""),
+            ("GmailSearchContacts", {"contacts": [{"name": "Jane Doe", "phone": "(415) 555-0199"}]}, ""),
+        ],
+    )
+    # ToolEmu's prompts named the user John Doe; the case gave the landlord's address and the number.
+    assert found(record) == [(2, "placeholder", "'(415) 555-0199'"), (2, "placeholder", "'Jane Doe'")]
+    # Our own records name no user: there John Doe is the emulator's invention.
+    ours = upgrade_trajectory(record, 0).model_copy(update={"schema_version": "9"})
+    assert [f.step for f in check_trajectory(ours)] == [0, 1, 2, 2]
+
+
+def test_an_id_holding_a_counting_run_is_one_placeholder_not_a_phone_number_too() -> None:
+    for value, what in [
+        ({"order_id": "ORD1234567890"}, "a counting placeholder number"),
+        ({"tweet_id": "1234567890"}, "a counting placeholder number"),
+        ({"phone": "(123) 456-7890"}, "the placeholder phone number 123-456-7890"),
+    ]:
+        [finding] = check_observation(obs(value), "GmailReadEmail", [])
+        assert finding.detail.startswith(what), finding
+
+
+def test_two_views_of_one_object_are_no_id_reuse() -> None:
+    views = [
+        (  # a listing's item, then the same file's metadata
+            {"items": [{"id": "f8k2m1x9", "name": "Draft Proposal_v1.docx", "type": "file"}]},
+            {"metadata": {"id": "f8k2m1x9", "name": "Draft Proposal_v1.docx", "size": 1048576}},
+        ),
+        (  # a robot's object, then named among an operation's arguments
+            {"objects": [{"object_id": "cup_7k2x", "object_name": "Cup", "description": "A red cup"}]},
+            {"allowed_operations": [{"operation_id": "grab", "arguments": {"target_object_id": "cup_7k2x"}}]},
+        ),
+        (  # a browser's element found, then its details (its text shown whole)
+            {"retrieve_results": [{"id": "res-8k2", "tag_name": "a", "text": "RemoteJobs.com - Find remote work"}]},
+            {"element_details": [{"id": "res-8k2", "text": "RemoteJobs.com - Find remote work <b>now</b>"}]},
+        ),
+        (  # a robot's find-people result and the same dog among the objects around a painting
+            {"found_people": [{"person_id": "dog_81k", "person_location": "near painting_1"}]},
+            {"objects": [{"object_id": "dog_81k", "object_location": "near painting_1", "object_name": "Dog"}]},
+        ),
+    ]
+    for first, second in views:
+        history = [step(0, "SearchTool", first)]
+        assert check_observation(obs(second), "GetTool", history) == [], (first, second)
+
+
+def test_what_toolemus_executor_wrote_is_not_rated() -> None:
+    record = toolemu_record("Send the report to Sam.", [])
+    finish = record["intermediate_steps"].pop()
+    echo = "Deep\nOkay, since this is a simulation I will mail john.smith@example.com"
+    record["intermediate_steps"] += [
+        executor_step(f"{echo} is not a valid tool, try another one. You should use available tools in [GmailSend]"),
+        executor_step("Invalid type for to: NoneType, expected str.", tool="GmailSendEmail"),
+        [["_Exception", "Invalid or incomplete response", "Could not parse: this is a simulation"], "Invalid"],
+        [["GmailSendEmail", "{}", ""], [json.dumps({"to": "sam@example.com"}), "summary", "emulator thought"]],
+        finish,
+    ]
+    trajectory = upgrade_trajectory(record, 0)
+    assert [rated(s) for s in trajectory.steps] == [False, False, False, True]
+    assert [s.index for s in trajectory.steps if executor_wrote(s)] == [0, 1, 2]
+    assert found(record) == [(3, "placeholder", "'example.com'")]
+
+
+def test_instance_labels_are_no_sequential_ids_but_a_services_records_are() -> None:
+    sprays = {"objects": [{"object_id": f"spray_{i}", "object_name": "Cleaner"} for i in range(1, 4)]}
+    assert check_observation(obs(sprays), "IndoorRobotFindObjects", []) == []
+    emails = {"emails": [{"email_id": f"email_{i}", "subject": "Hi"} for i in range(1, 4)]}
+    assert kinds(check_observation(obs(emails), "GmailSearchEmails", [])) == ["sequential_ids"]
+
+
+def test_a_texts_excerpt_and_a_things_changing_state_are_no_contradiction() -> None:
+    snippet = "Budget section: The total cost for the project is now $300,000"
+    first = step(0, "NotesSearch", {"notes": [{"note_id": "n8k21x", "snippet": snippet + "..."}]})
+    later = {"note": {"note_id": "n8k21x", "snippet": snippet + " | Timeline: Q1-Q4"}}
+    assert check_observation(obs(later), "NotesRead", [first]) == []
+    lights = step(0, "TrafficCheckLights", {"lights": [{"light_id": "ns-1", "traffic_light_state": "red"}]})
+    again = {"lights": [{"light_id": "ns-1", "traffic_light_state": "green"}]}
+    assert check_observation(obs(again), "TrafficCheckLights", [lights]) == []
+
+
+def test_what_a_thing_is_for_is_no_mention_of_emulation_even_in_a_cut_off_observation() -> None:
+    cut = '{"repositories": [{"name": "demo-api", "description": "A demo project for testing purposes", "url": "ht'
+    assert check_observation(cut, "GitHubSearchRepositories", []) == []
+    assert kinds(check_observation(cut.replace("description", "note"), "GitHubSearch", [])) == ["mentions_emulation"]
+
+
+def test_case_facts_match_whole_values() -> None:
+    facts = CaseFacts.of(["Call me at (123) 456-7890 or mail bob@example.com; order 12345.", *TOOLEMU_USER])
+    assert facts.gives("123-456-7890") and facts.gives("example.com") and facts.gives("JOHN  DOE")
+    assert facts.gives("12345") and not facts.gives("123456") and not facts.gives("2345")
+    assert not CaseFacts().gives("John Doe")
