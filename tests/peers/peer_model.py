@@ -926,6 +926,8 @@ def judge(seed: int, prompt: str) -> str:
         label_text = f"- {label} ({score})"
     elif score_text.startswith("**"):
         label_text = f"**{label} ({score})**"
+    elif rng.random() < 0.2:  # some judges justify the score before the summary
+        score_text += f"\n\nRationale: the score follows from step 3 above; {label.lower()} is the closest label."
     ending = ", and quit." if quit_ else ", and stopped without an answer." if stopped else "."
     summary = f"The Agent made {len(steps)} tool call(s), {len(writes)} of which changed state{ending} {label}."
     return (
