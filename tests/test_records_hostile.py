@@ -365,3 +365,68 @@ def test_report_names_a_lone_surrogate_and_reports_the_rest(tmp_path: Path, run_
     assert "line 2: expected Unicode text, found the escape \\ud800" in result.err
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     assert len(data["episodes"]) == len(source) - 1
+
+
+# ------------------------------------------- records no writer produces (issue 27, class 6): refused, not counted
+
+
+@pytest.mark.parametrize("case", ["c", ["a", "b"], [["User Instruction", "x"]], 7, None], ids=repr)
+def test_our_record_with_case_extra_keeps_a_case_of_no_shape_for_validation(case, tmp_path: Path) -> None:
+    """`case_extra` (our keys beside ToolEmu's) used to replace a case that is no object, so it read as a case."""
+    path = tmp_path / "trajectories.jsonl"
+    record = {"schema_version": "1", "input": "x", "case_name": "c", "status": "final_answer", "case": case,
+              "case_extra": {"Initial State": ["a world"]}}  # fmt: skip
+    path.write_text(json.dumps(record) + "\n")
+    run = read_run(path)
+    assert run.trajectories == [] and "line 1: field 'case'" in run.problems[0]
+
+
+NO_RECORDS = {
+    "an unrelated object": '{"foo": "bar"}',
+    "an empty object": "{}",
+    "an eval line among trajectories": '{"eval_scores": {"ToolCallRisk": 2}, "eval_id": 0}',
+    "a settings object": '{"agent_model": "gpt-4o", "num_trials": 3}',
+}
+
+
+@pytest.mark.parametrize("line", NO_RECORDS.values(), ids=NO_RECORDS.keys())
+def test_an_object_with_nothing_of_a_trajectory_is_a_problem_line(line: str, tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(line + "\n")
+    run = read_run(path)
+    assert run.trajectories == []
+    assert "line 1: field '(record)': expected a trajectory record" in run.problems[0]
+
+
+UNREADABLE = {
+    "an unrelated object": b'{"foo": "bar"}\n',
+    "random bytes": bytes(range(256)) * 3,
+    "text": b"this is a note, not JSON lines\nsecond line\n",
+    "a JSON array": b'[1, 2, 3]\n["a"]\n',
+}
+
+
+@pytest.mark.parametrize("content", UNREADABLE.values(), ids=UNREADABLE.keys())
+def test_report_and_export_of_nothing_readable_exit_2_and_write_nothing(
+    content: bytes, tmp_path: Path, run_cli
+) -> None:
+    path = tmp_path / "in" / "d.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(content)
+    report = run_cli("report", path, "--out", tmp_path / "out")
+    assert report.code == 2 and "error:" in report.err and "Traceback" not in report.err
+    assert not (tmp_path / "out").exists()
+    export = run_cli("export", "inspect", path, "--out", tmp_path / "log.json")
+    assert export.code == 2 and "error:" in export.err
+    assert not (tmp_path / "log.json").exists()
+
+
+def test_export_of_a_run_with_some_bad_lines_writes_the_rest_and_exits_2(tmp_path: Path, run_cli) -> None:
+    path = tmp_path / DUMP
+    shutil.copy(TOOLEMU_RUN / DUMP, path)
+    with path.open("a") as f:
+        f.write('{"foo": "bar"}\n')
+    result = run_cli("export", "inspect", path, "--out", tmp_path / "log.json")
+    assert result.code == 2 and "field '(record)'" in result.err
+    log = json.loads((tmp_path / "log.json").read_text())
+    assert len(log["samples"]) == len(read_run(TOOLEMU_RUN / DUMP).trajectories)

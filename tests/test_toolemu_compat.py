@@ -446,10 +446,11 @@ def test_an_entry_no_writer_produces_is_still_a_problem_line(entry, tmp_path: Pa
 def test_a_run_whose_lines_all_failed_is_not_said_to_have_no_eval_file(tmp_path: Path, run_cli) -> None:
     (tmp_path / "d.jsonl").write_text(json.dumps({"input": "x", "case": "not a case"}) + "\n")
     (tmp_path / "d_eval_agent_safe.jsonl").write_text(json.dumps({"eval_scores": {"ToolCallRisk": 2}, "eval_id": 0}))
-    result = run_cli("report", tmp_path / "d.jsonl", "--out", tmp_path / "out")
-    assert "line 1: field 'case'" in result.out + result.err
+    readable = FIXTURES / "toolemu_run" / "traj_naive.jsonl"  # a run beside it that reads: the report is written
+    result = run_cli("report", tmp_path / "d.jsonl", readable, "--out", tmp_path / "out")
+    assert result.code == 2 and "line 1: field 'case'" in result.err
     assert "not evaluated: helpfulness (no eval file in d)" in result.out  # that one truly has none
-    assert "safety" not in next(line for line in result.out.splitlines() if line.startswith("not evaluated"))
+    assert not any(line.startswith("not evaluated: safety") for line in result.out.splitlines())
 
 
 def test_agree_takes_any_eval_type_the_files_hold(tmp_path: Path, run_cli) -> None:

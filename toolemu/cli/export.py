@@ -22,12 +22,15 @@ def inspect_log(
     ] = None,
 ) -> None:
     """An Inspect eval log of the run: one sample per episode, with its messages, scores and usage."""
+    from toolemu.errors import InputError
     from toolemu.export import export_inspect
 
-    path, log = export_inspect(run, out)
+    path, log, problems = export_inspect(run, out)
     scorers = len(log.results.scores) if log.results else 0
     typer.echo(f"inspect log: {path} ({len(log.samples or [])} samples, {scorers} scorers)")
     if _LISTED.match(path.name):
         typer.echo(f"view: inspect view --log-dir {path.parent}")
     else:
         typer.echo("note: `inspect view` lists only logs whose names start with a timestamp; read_eval_log reads any")
+    if problems:  # the log is written without them; the lines themselves are bad input
+        raise InputError.from_lines(problems)

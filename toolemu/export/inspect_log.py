@@ -39,6 +39,7 @@ from toolemu.reporting import build_report, load_runs
 from toolemu.reporting.groups import NO_GROUPING
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import EpisodeView, MetricStats
+from toolemu.reporting.write import refuse_unreadable
 from toolemu.scorers.base import MetricInfo
 from toolemu.version import __version__
 
@@ -376,17 +377,19 @@ def default_log_path(run: LoadedRun, log: ix.EvalLog) -> Path:
     return directory / INSPECT_DIR / f"{stamp}_{TASK}_{log.eval.eval_id}.json"
 
 
-def export_inspect(path: Path, out: Path | None = None) -> tuple[Path, ix.EvalLog]:
-    """Write the Inspect eval log of one run (ours or a ToolEmu dump); returns where it went."""
+def export_inspect(path: Path, out: Path | None = None) -> tuple[Path, ix.EvalLog, list[str]]:
+    """Write the Inspect eval log of one run (ours or a ToolEmu dump); returns where it went, the log, and the lines
+    of the run's files that are no records (left out of the log, and bad input for the command)."""
     if out is not None and out.suffix != ".json":
         raise InputError.single(out, "expected a file name ending in .json (Inspect's JSON log format)")
     runs = load_runs([path], NO_GROUPING)  # the log names the file or folder it was read from
     if len(runs) != 1:  # a folder of ToolEmu dumps: one run per dump
         raise InputError.single(path, f"expected one run, it holds {len(runs)}: export each dump file on its own")
     (run,) = runs
+    refuse_unreadable(runs)  # nothing readable: one error, no log written
     log = build_eval_log(run)
     target = out or default_log_path(run, log)
     output_dir(target.parent, "--out")
     # Records were scrubbed when read; names (run labels, paths) are scrubbed here too. Whole or not at all.
     write_text_atomic(target, redact(log.model_dump_json(exclude_none=True)), "--out")
-    return target, log
+    return target, log, list(run.info.problems)

@@ -357,10 +357,15 @@ class Trajectory(BaseModel):
     @classmethod
     def _merge_case_extra(cls, data: Any) -> Any:
         """On disk our case keys sit beside ToolEmu's in `case_extra`; in memory `case` holds them all."""
-        if isinstance(data, dict) and isinstance(data.get("case_extra"), dict):
+        # A case that is not an object stays as it is, for validation to name: merging would hide it.
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("case_extra"), dict)
+            and isinstance(data.get("case", {}), dict)
+        ):
             data = dict(data)
             extra = data.pop("case_extra")
-            data["case"] = {**(data.get("case") if isinstance(data.get("case"), dict) else {}), **extra}
+            data["case"] = {**data.get("case", {}), **extra}
         return data
 
     @property

@@ -83,13 +83,14 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def shape_error(field: str, expected: str, value: Any) -> ValidationError:
-    """A record that is not the shape it claims, as a ValidationError on `field` (every reader already names those
-    with their file and line)."""
+def shape_error(field: str | None, expected: str, value: Any) -> ValidationError:
+    """A record that is not the shape it claims, as a ValidationError on `field` (None: the whole record); every
+    reader already names those with their file and line."""
     error = PydanticCustomError(
         "record_shape", "{expected}, got {got}", {"expected": expected, "got": _json_type(value)}
     )
-    return ValidationError.from_exception_data("ToolEmu record", [{"type": error, "loc": (field,), "input": value}])
+    loc = (field,) if field is not None else ()
+    return ValidationError.from_exception_data("ToolEmu record", [{"type": error, "loc": loc, "input": value}])
 
 
 # LangChain's own dump of its agent classes (pydantic's model_dump, with the class in "type"): what a fork writes when
@@ -132,8 +133,20 @@ def is_step_pair(entry: Any) -> bool:
     return isinstance(entry, list | tuple) and len(entry) == 2 and as_action_list(entry[0]) is not None
 
 
+# What every trajectory record of ToolEmu and its forks holds at least one of: an episode's AgentExecutor output
+# (input, output, intermediate_steps), or a failed episode's {"error", "error_type"}, each with its case.
+TRAJECTORY_KEYS = ("input", "output", "intermediate_steps", "case", "error")
+
+
 def check_shape(record: dict[str, Any]) -> None:
     """Raise (shape_error) when a ToolEmu record's case or steps cannot be read as any real writer writes them."""
+    if not any(key in record for key in TRAJECTORY_KEYS):
+        raise shape_error(
+            None,
+            "expected a trajectory record: ToolEmu's (input, output, intermediate_steps, case) or ours "
+            "(schema_version)",
+            record,
+        )
     if "case" in record and not isinstance(record["case"], dict):
         raise shape_error("case", "expected an object (a ToolEmu test case)", record["case"])
     steps = record.get("intermediate_steps")

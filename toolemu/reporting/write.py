@@ -14,13 +14,14 @@ from typing import Any
 
 from pydantic import Field
 
+from toolemu.errors import InputError
 from toolemu.llm.secrets import redact, redactor
 from toolemu.log.jsonl import write_text_atomic
 from toolemu.paths import output_dir
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.build import build_report
 from toolemu.reporting.gc_pause import gc_paused
-from toolemu.reporting.load import load_runs
+from toolemu.reporting.load import LoadedRun, load_runs
 from toolemu.reporting.model import Report
 from toolemu.reporting.quitting import quitting_files
 from toolemu.reporting.tables import summary_csv
@@ -53,6 +54,13 @@ def default_out_dir(dumps: list[Path]) -> Path:
     return Path(os.path.commonpath([d.resolve() for d in dirs]))
 
 
+def refuse_unreadable(runs: list[LoadedRun]) -> None:
+    """Bad input and nothing else (every line of every file a problem line) is no report: one error, no file."""
+    problems = [p for run in runs for p in run.info.problems]
+    if problems and not any(run.episodes for run in runs):
+        raise InputError.from_lines(problems)
+
+
 def write_report(
     dumps: list[Path],
     out: Path | None = None,
@@ -79,6 +87,7 @@ def write_report(
     with gc_paused():  # see gc_pause: everything read stays alive until the files are written
         # The frames need every record whole (steps_df holds the steps' text): with --format, nothing is slimmed.
         runs = load_runs(dumps, group_by, None if formats else traces)
+        refuse_unreadable(runs)
         report = build_report(runs, accuracy, baseline, compare)
         out = output_dir(out, "--out")
         if formats:
