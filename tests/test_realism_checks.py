@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +17,7 @@ from toolemu.emulator.realism_checks import (
     check_steps,
     check_trajectory,
     executor_wrote,
+    placeholder_findings,
     rated,
     read_only,
     singular,
@@ -57,6 +61,16 @@ def kinds(findings) -> list[str]:
         "guest g987654321",
         "ref a1b2c3d4",
         "login: test_user",
+        "sms to +14155550123",
+        "account 123-4567-8901",
+        "SSN 123-45-6789",
+        "call 987-654-3210",
+        "card 5105 1051 0510 5100",
+        "exfiltrates to 192.0.2.1",
+        "address: [MISSING]",
+        "between John and XYZ Corp.",
+        "Anytown, CA 90210",
+        "id 123e4567-e89b-12d3-a456-426614174000",
     ],
 )
 def test_placeholders_are_found(text: str) -> None:
@@ -92,6 +106,7 @@ def test_mentions_of_emulation_are_found(text: str) -> None:
         {"task_name": "Collect feedback from test users", "zip": "94107", "amount": 123.45},
         {"repositories": [{"id": "r_8f2k1", "description": "A demo project for testing purposes"}]},
         {"phone": "+1 415 308 5550", "fax": "212-455-5512"},
+        {"rate": "1.2345", "price": "98.765", "invoice": "INV-2022-12345", "ip": "10.0.2.15"},
     ],
 )
 def test_real_outputs_trip_no_rule(value: dict[str, Any]) -> None:
@@ -301,3 +316,60 @@ def test_case_facts_match_whole_values() -> None:
     assert facts.gives("123-456-7890") and facts.gives("example.com") and facts.gives("JOHN  DOE")
     assert facts.gives("12345") and not facts.gives("123456") and not facts.gives("2345")
     assert not CaseFacts().gives("John Doe")
+    # The case gives whole values: its account excuses itself, not another key that counts 1234567890 too.
+    account = "0x1234567890abcdef1234567890abcdef12345678"
+    given = CaseFacts.of([f"Transfer 100 Ether from my account {account}."])
+    assert placeholder_findings({"from": account}, 0, given) == []
+    [finding] = placeholder_findings({"private_key": "a9f3e1234567890abcdef77"}, 0, given)
+    assert "1234567890" in finding.detail
+
+
+def test_an_error_quoting_the_agents_own_placeholder_is_not_the_emulators() -> None:
+    sent = step(0, "BankTransfer", {"error": "x"})
+    error = {"error": "InvalidRequestException: account '[fake account number]' and 123-456-7890 are not valid"}
+    quoted = sent.model_copy(
+        update={"observation": obs(error), "tool_input": {"to": "[fake account number]", "phone": "123-456-7890"}}
+    )
+    assert check_steps([quoted]) == []
+    # The same message where the agent sent something else: the emulator wrote the placeholders itself.
+    invented = quoted.model_copy(update={"tool_input": {"to": "DE44 5001 0517 5407 3249 31"}})
+    assert kinds(check_steps([invented])) == ["placeholder"]
+
+
+# The labelled sample of the published study's observations (benchmarks/realism_study.py measures the checks on the
+# whole records, with the study at hand). Here only what a short excerpt decides: a placeholder or a mention of
+# emulation whose text is in the excerpt and whose label needs nothing beyond the text (or ToolEmu's user).
+LABELS = Path(__file__).parent / "fixtures" / "realism_labels.csv"
+_QUOTED = re.compile(r": (['\"])(.*)\1$", re.DOTALL)
+
+
+def _said(detail: str) -> str:
+    m = _QUOTED.search(detail)
+    return " ".join((m[2] if m else detail).casefold().split())
+
+
+def test_the_labelled_study_observations_read_as_their_labels_say() -> None:
+    with LABELS.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len({(r["file"], r["line"], r["step"]) for r in rows}) >= 200
+    assert all(len(r["excerpt"]) < 80 and r["label"] in ("true", "false", "clean", "not_emulated") for r in rows)
+    user = CaseFacts.of(TOOLEMU_USER)  # the study was written by ToolEmu's code, whose prompts named the user
+    found = missed = false = 0
+    wrong: list[str] = []
+    for row in rows:
+        subject = " ".join(row["subject"].casefold().split())
+        if row["check"] not in ("placeholder", "mentions_emulation") or row["needs"] not in ("", "user"):
+            continue
+        if subject not in " ".join(row["excerpt"].casefold().split()):
+            continue
+        said = {_said(f.detail) for f in placeholder_findings(row["excerpt"], 0, user) if f.kind == row["check"]}
+        if row["label"] == "true":
+            found += subject in said
+            missed += subject not in said
+        else:
+            false += subject in said
+        if (subject in said) != (row["label"] == "true"):
+            wrong.append(f"{row['label']} {row['check']} {subject!r} in {row['excerpt']!r}")
+    assert found + missed >= 150
+    precision, recall = found / (found + false), found / (found + missed)
+    assert precision >= 0.95 and recall >= 0.9, (precision, recall, wrong)

@@ -57,6 +57,17 @@ class Finding(BaseModel):
         return f"{self.kind}: {self.detail}"
 
 
+def _counting(digits: str, least: int = 5) -> str:
+    """A pattern for a run of `digits` (its first digit optional) of `least` digits or more, a dash allowed between
+    two of them: 0?1-?2-?3-?4-?5(-?6(-?7...)?)?."""
+    sep = "-?"
+    head = digits[0] + "?" + sep.join(digits[1 : least + 1])
+    tail = ""
+    for d in reversed(digits[least + 1 :]):
+        tail = f"(?:{sep}{d}{tail})?"
+    return head + tail
+
+
 # (pattern, what it is). Matched case-insensitively against every string and number of the observation. Where two
 # patterns match overlapping text (1234567890 is a counting number and, with separators, a phone number), the longer
 # match is the one finding, the earlier pattern on a tie.
@@ -67,26 +78,44 @@ PLACEHOLDERS: tuple[tuple[str, str], ...] = (
     (r"\b(?:foo|bar|baz)(?:@|\.com\b)", "a foo/bar placeholder"),
     # Written as a phone number (with a separator); the bare digits are a counting number (below).
     (r"(?<!\d)(?:\(123\)\s*|123[-. ])456[-. ]?7890(?!\d)", "the placeholder phone number 123-456-7890"),
+    (r"(?<!\d)(?:\(987\)\s*|987[-. ])654[-. ]?3210(?!\d)", "the placeholder phone number 987-654-3210"),
+    (r"(?<![\d-])(?:123-45-6789|987-65-4321)(?![\d-])", "a placeholder social security number"),
     # 555 numbers are fictional in the North American plan: 555 as the area code or the exchange.
     (r"(?<![\d+])(?:\+?1[-. ]?)?(?:\(555\)\s*|555[-. ]?)\d{3}[-. ]?\d{4}(?!\d)", "a fictional 555 phone number"),
     (
-        r"(?<![\d+])(?:\+?1[-. ]?)?(?:\([2-9]\d\d\)\s*|[2-9]\d\d[-. ])555[-. ]\d{4}(?!\d)|(?<![\d-])555-\d{4}(?![\d-])",
+        r"(?<![\d+])(?:\+?1[-. ]?)?(?:\([2-9]\d\d\)\s*|[2-9]\d\d[-. ])555[-. ]\d{4}(?!\d)|(?<![\d-])555-\d{4}(?![\d-])"
+        r"|(?<![\d+])\+1[2-9]\d\d555\d{4}(?!\d)",
         "a fictional 555 phone number",
     ),
     (r"\blorem\s+ipsum\b|\bdolor\s+sit\s+amet\b", "lorem ipsum filler"),
-    (r"(?<!\d)(?:1234[- ]?5678[- ]?9012[- ]?3456|4111[- ]?1111[- ]?1111[- ]?1111)(?!\d)", "a test card number"),
-    # Digits counting up from 0 or 1, or down from 9, five or more of them (12345, 123456789, 987654321).
+    # Card numbers the card networks and payment processors publish for testing.
     (
-        r"(?<!\d)(?:0?12345(?:6(?:7(?:8(?:90?)?)?)?)?|98765(?:4(?:3(?:2(?:10?)?)?)?)?)(?!\d)",
+        r"(?<!\d)(?:1234[- ]?5678[- ]?9012[- ]?3456|4111[- ]?1111[- ]?1111[- ]?1111|4012[- ]?8888[- ]?8888[- ]?1881"
+        r"|4242[- ]?4242[- ]?4242[- ]?4242|5105[- ]?1051[- ]?0510[- ]?5100|5555[- ]?5555[- ]?5555[- ]?4444"
+        r"|3782[- ]?822463[- ]?10005)(?!\d)",
+        "a test card number",
+    ),
+    # Digits counting up from 0 or 1, or down from 9, five or more of them, with or without dashes between them
+    # (12345, 123456789, 0987654321, 123-4567-8901).
+    (
+        r"(?<!\d)(?<!\d-)(?:" + _counting("012345678901") + "|" + _counting("09876543210") + r")(?![\d])",
         "a counting placeholder number",
     ),
     (r"\b(?:abc123|abcdef123456|xyz789)\b|(?<![a-z\d])(?:a1b2c3|1a2b3c)", "a placeholder id"),
-    (r"\b00000000-0000-0000-0000-000000000000\b|\b12345678-1234-1234-1234-123456789012\b", "a placeholder UUID"),
+    (
+        r"\b(?:00000000-0000-0000-0000-000000000000|12345678-1234-1234-1234-123456789012"
+        r"|123e4567-e89b-12d3-a456-426614174000)\b",
+        "a placeholder UUID",
+    ),
     (r"\b123\s+main\s+st(?:reet)?\b", "the placeholder address 123 Main St"),
-    (r"\bacme\s+(?:corp|corporation|inc|co)\b", "the placeholder company Acme"),
+    # The address blocks reserved for documentation (RFC 5737), as example.com is for names (RFC 2606).
+    (r"(?<![\d.])(?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d{1,3}(?![\d.])", "a documentation IP address"),
+    (r"\b(?:acme|xyz)\s+(?:corp|corporation|inc|co|company|ltd)\b", "the placeholder company Acme (XYZ Corp)"),
+    (r"\bany(?:town|city|ville)\b", "the placeholder town Anytown"),
     (r"\b(?:your|my)[_-](?:api[_-]?key|password|token|username|email|name)\b", "a template slot (your_...)"),
     (
-        r"<\s*(?:insert|your|placeholder)\b[^<>]{0,40}>|\[\s*(?:insert|your|placeholder)\b[^\[\]]{0,40}\]",
+        r"<\s*(?:insert|your|placeholder)\b[^<>]{0,40}>|\[\s*(?:insert|your|placeholder)\b[^\[\]]{0,40}\]"
+        r"|\[\s*(?:missing|tbd|todo|redacted placeholder)\s*\]",
         "a template slot",
     ),
     (r"\{\{[^{}]{1,40}\}\}", "an unfilled template slot ({{...}})"),
@@ -345,6 +374,11 @@ class CaseFacts:
         numbers = frozenset(re.sub(r"\D", "", m[0]) for t in given for m in _NUMBER.finditer(t))
         return cls("\n".join(_norm(t) for t in given), numbers)
 
+    def with_text(self, text: str) -> CaseFacts:
+        """These facts and one more text's."""
+        more = CaseFacts.of([text])
+        return CaseFacts("\n".join(t for t in (self.text, more.text) if t), self.numbers | more.numbers)
+
     def gives(self, value: str) -> bool:
         """Whether the case holds this text (case and spacing aside, not as a part of a longer word or number)."""
         norm = _norm(value)
@@ -379,10 +413,27 @@ def case_facts(trajectory: Trajectory) -> CaseFacts:
 # --------------------------------------------------------------------------------------------------------- rules
 
 
+_TOKEN_CHAR = re.compile(r"[\w@.+-]")
+
+
+def value_at(text: str, m: re.Match[str]) -> str:
+    """The value a match is part of: the whole e-mail address, id or number around it (a name or an address written
+    with spaces is the match itself). The case gives a placeholder only when it gives that whole value: its
+    "0x1234567890abcdef..." account excuses no other key that happens to count 1234567890 too."""
+    if re.search(r"\s", m[0]):
+        return m[0]
+    start, end = m.span()
+    while start > 0 and _TOKEN_CHAR.match(text[start - 1]):
+        start -= 1
+    while end < len(text) and _TOKEN_CHAR.match(text[end]):
+        end += 1
+    return text[start:end].strip(".+-")
+
+
 def placeholder_findings(value: Any, index: int, facts: CaseFacts = NO_FACTS) -> list[Finding]:
-    """Placeholders and mentions of emulation in every text of the value, but what the case itself gives: each
-    placeholder once, and one span of text is one placeholder at most (the longest match, the earlier pattern on a
-    tie)."""
+    """Placeholders and mentions of emulation in every text of the value, but what the case itself gives (the whole
+    value: `value_at`): each placeholder once, and one span of text is one placeholder at most (the longest match, the
+    earlier pattern on a tie)."""
     out: list[Finding] = []
     raw = isinstance(value, str)  # no JSON: fields are told by the key before the text, where there is one
     for name, text in _texts(value):
@@ -390,7 +441,7 @@ def placeholder_findings(value: Any, index: int, facts: CaseFacts = NO_FACTS) ->
             (m, order, what)
             for order, (pattern, what) in enumerate(_PLACEHOLDERS)
             for m in pattern.finditer(text)
-            if not facts.gives(m[0])
+            if not facts.gives(value_at(text, m))
         ]
         spans: list[tuple[int, int]] = []
         for m, _, what in sorted(matches, key=lambda x: (x[0].start() - x[0].end(), x[1])):
@@ -634,16 +685,21 @@ def check_observation(
     index: int | None = None,
     flagged: Mapping[int, Collection[str]] | None = None,
     facts: CaseFacts = NO_FACTS,
+    call_input: str = "",
 ) -> list[Finding]:
     """Every rule on one observation of `tool`, against the steps before it and the ledger they add up to (with
     this call's own patch applied). `index`: the step it is or will be (default: after the history); `flagged`: the
-    fields a rule flagged in earlier steps (default: worked out from the history); `facts`: what the case gives."""
+    fields a rule flagged in earlier steps (default: worked out from the history); `facts`: what the case gives;
+    `call_input`: the call's input, which an error message may quote (a placeholder the agent sent is not the
+    emulator's)."""
     index = len(history) if index is None else index
     if flagged is None:
         flagged = flagged_fields(check_steps(history, facts))
     value = parse(observation)
     current = objects(value)
     seen = _sightings(history)
+    if call_input and raised(observation):
+        facts = facts.with_text(call_input)
     findings = placeholder_findings(value, index, facts)
     if not raised(observation):  # an error message holds no objects to count or compare
         findings += sequential_findings(value, index)
@@ -669,7 +725,7 @@ def check_steps(steps: Sequence[Step], facts: CaseFacts = NO_FACTS) -> list[Find
         if rated(step):
             flagged = flagged_fields(out)
             out += check_observation(
-                step.observation, step.tool, steps[:position], step.state, step.index, flagged, facts
+                step.observation, step.tool, steps[:position], step.state, step.index, flagged, facts, step.input_text
             )
     return out
 
