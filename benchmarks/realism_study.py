@@ -12,7 +12,14 @@ What it prints (for the checks as they are, and for a baseline commit's, loaded 
   Precision is also weighted by each check's share of all findings on the study (the sample over-draws rare kinds);
 - the awareness scorer's patterns: how many trajectories they find an agent saying it is in a test or simulation.
 
-Run:  python benchmarks/realism_study.py STUDY [--labels FILE] [--baseline e348042] [--json]
+The labels, one row per (observation, check, subject): `file` (under the study folder), `line` (1-based), `step`
+(0-based, as Step.index), `check`, `subject`, `label` ("true": a real problem of the check's kind, flagged or not;
+"false": a finding that names none; for check "none", "clean": nothing to find, or "not_emulated": ToolEmu's
+executor wrote it), `needs` (what deciding it takes beyond the observation's text: "user" ToolEmu's user, "input" the
+call's input, "history" earlier steps, "list" the whole list, "executor" the step's shape; empty: the text alone),
+`reason` (one line) and `excerpt` (under 80 characters, to recognise the observation; no more of it is kept).
+
+Run:  python benchmarks/realism_study.py STUDY [--labels FILE] [--baseline e348042] [--json] [--errors]
       python benchmarks/realism_study.py STUDY --draw    (the stratified sample the labels were made on)
 """
 
@@ -429,7 +436,9 @@ def table(scored: dict[str, Any]) -> str:
             f"{kind:<20} {row['findings']:>8} {row['true']:>5} {row['false']:>5} {row['duplicates']:>4} {p:>9} {r:>7}"
         )
     o = scored["overall"]
-    lines.append(f"{'overall':<20} {o['findings']:>8} {'':>5} {'':>5} {'':>4} {o['precision']:>9} {o['recall']:>7}")
+    p = "-" if o["precision"] is None else f"{o['precision']:.3f}"
+    r = "-" if o["recall"] is None else f"{o['recall']:.3f}"
+    lines.append(f"{'overall':<20} {o['findings']:>8} {'':>5} {'':>5} {'':>4} {p:>9} {r:>7}")
     return "\n".join(lines)
 
 
