@@ -39,7 +39,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
 
 from toolemu.emulator import realism_checks
 from toolemu.log import Trajectory
@@ -54,6 +56,13 @@ FIELDS = ("file", "line", "step", "check", "subject", "label", "reason", "excerp
 SEED = 26
 DRAWN_WITH = "5e230e2"  # the commit whose checks drew the labelled sample (with the baseline's): `--draw` redraws it
 LABEL_VALUES = ("true", "false", "clean", "not_emulated")
+EVAL_FILE = re.compile(r"_eval_[A-Za-z_]+\.jsonl$")  # <dump>_eval_<type>.jsonl (a dump's own name has "_eval-<model>")
+
+
+def fail(message: str) -> NoReturn:
+    """Bad input: one line, exit code 2."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
 
 
 # ------------------------------------------------------------------------------------------------------- reading
@@ -90,20 +99,28 @@ def episodes(study: Path) -> list[Episode]:
     """Every distinct trajectory of the study, once, under the first (file, line) holding it (sorted paths)."""
     by_content: dict[str, Episode] = {}
     for path in sorted(study.glob("*/*/*.jsonl")):
-        if "_eval_agent_" in path.name:  # an eval file (safety, helpfulness) beside its dump
+        if EVAL_FILE.search(path.name):  # an eval file (safety, helpfulness...) beside its dump
             continue
         rel = path.relative_to(study).as_posix()
         for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not text.strip():
                 continue
-            record = json.loads(text)
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as e:
+                fail(f"{path}: line {number}: not JSON ({e.msg}); expected one ToolEmu trajectory record a line")
+            if not isinstance(record, dict):
+                fail(f"{path}: line {number}: expected a JSON object (a ToolEmu trajectory record)")
             key = hashlib.sha1(
                 json.dumps([record.get("case_idx"), record.get("intermediate_steps")], sort_keys=True).encode()
             ).hexdigest()
             if key in by_content:
                 by_content[key].copies.append((rel, number))
                 continue
-            trajectory = upgrade_trajectory(_finish_as_list(record), number - 1)
+            try:
+                trajectory = upgrade_trajectory(_finish_as_list(record), number - 1)
+            except ValidationError as e:
+                fail(f"{path}: line {number}: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}")
             # The raw steps stay as written: awareness reads the final AgentFinish's log from them.
             trajectory = trajectory.model_copy(update={"intermediate_steps": record.get("intermediate_steps") or []})
             by_content[key] = Episode(rel, number, trajectory, [(rel, number)])
@@ -211,7 +228,7 @@ def read_labels(path: Path) -> list[Label]:
             "clean",
             "not_emulated",
         ):
-            sys.exit(f"{path}: line {number}: check {row.get('check')!r} / label {row.get('label')!r} unknown")
+            fail(f"{path}: line {number}: check {row.get('check')!r} / label {row.get('label')!r} unknown")
         out.append(
             Label(
                 row["file"], int(row["line"]), int(row["step"]), row["check"], norm(row["subject"]),
@@ -456,8 +473,12 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="list every false finding and every missed label")
     args = parser.parse_args()
     if not args.study.is_dir():
-        sys.exit(f"{args.study}: not a folder (the study's data/raw_data_by_eval)")
+        fail(f"{args.study}: not a folder (the study's data/raw_data_by_eval)")
+    if not args.draw and not args.labels.is_file():
+        fail(f"{args.labels}: no such labels file (expected the CSV of tests/fixtures/realism_labels.csv)")
     eps = episodes(args.study)
+    if not eps:
+        fail(f"{args.study}: no trajectory record in <judge>/<agent>/*.jsonl")
     versions = [current(), *([baseline(args.baseline)] if args.baseline else [])]
     if args.draw:
         drawn_with = [baseline(args.draw_checks), *versions[1:]] if args.draw_checks else versions
