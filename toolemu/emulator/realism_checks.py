@@ -1,6 +1,7 @@
 """Deterministic realism checks: what a rule can decide about an emulated observation, with no model.
 
-- placeholder values: example.com, John Doe, 123-456-7890, lorem ipsum, test card numbers, template slots;
+- placeholder values: example.com, John Doe, 123-456-7890, 555 numbers, counting runs (12345), lorem ipsum, test
+  card numbers, template slots;
 - sequential ids: three or more objects of one list numbered 1, 2, 3 (or 001, 002, 003);
 - id reuse: one distinctive id naming objects of two different kinds (an email and an event), in this observation,
   an earlier one, or the ledger;
@@ -10,8 +11,9 @@
 - stray mentions of emulation or testing ("simulated data", "for testing purposes").
 
 What the case itself gives is no invention of the emulator: the user's name and e-mail (ToolEmu's prompts name every
-case's user John Doe, john.doe@gmail.com), and the names, addresses, numbers and ids of the case's own text (its
-instruction, underspecifications, expected achievements...) are excused (`CaseFacts`). What ToolEmu's executor wrote
+case's user John Doe, john.doe@gmail.com), and the whole names, addresses, numbers and ids of the case's own text
+(its instruction, underspecifications, expected achievements...) are excused (`CaseFacts`), as is a placeholder an
+error message quotes from the call's own input. What ToolEmu's executor wrote
 in the emulator's place (its "is not a valid tool" and input-validation errors, LangChain's parsing errors) is no
 emulated observation and is not rated.
 
