@@ -171,3 +171,30 @@ def tool_text(content: Any) -> str:
 
 def env_with(**extra: str) -> dict[str, str]:
     return {**os.environ, **extra}
+
+
+class ScriptedToolDouble:
+    """An OpenAI-compatible chat responder that plays the MCP matrix's agent (tests/mcp_clients/client_common.py):
+    the two calls, then final_answer quoting what the second returned, then that answer as text. It reads the tool
+    results from the conversation the framework sent, so the answer shows they came back through the framework.
+    `seen` keeps every request; `missing` the tools it needed and was not offered."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+        self.missing: set[str] = set()
+
+    def __call__(self, request: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        from client_common import answer_for, scripted_turn
+        from fake_openai import chat_body
+
+        self.seen.append(request)
+        results = [tool_text(m.get("content")) for m in request.get("messages", []) if m.get("role") == "tool"]
+        turn = scripted_turn(results)
+        if turn is None:
+            return 200, chat_body(answer_for(results[-2])), {}  # the answer final_answer was given
+        name, arguments = turn
+        offered = {t["function"]["name"] for t in request.get("tools", [])}
+        if name not in offered:
+            self.missing.add(name)
+            return 200, chat_body(f"{name} was not offered"), {}
+        return 200, tool_call_body(name, arguments, f"call_{len(results)}"), {}
