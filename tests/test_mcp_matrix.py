@@ -117,7 +117,6 @@ def model_env(double: FakeOpenAIServer | None, tmp_path: Path) -> dict[str, str]
     if double is not None:
         key = "test-key-not-real"
         env |= {"OPENAI_BASE_URL": double.base_url, "OPENAI_API_KEY": key}
-        env |= {"DOUBLE_BASE_URL": double.base_url, "DOUBLE_API_KEY": key}  # inspect-ai's openai-api/double
     return env
 
 
