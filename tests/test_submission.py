@@ -203,3 +203,19 @@ def test_a_broken_submission_json_is_invalid_not_a_crash(runs, tmp_path, run_cli
 
 def test_the_documented_schema_is_current() -> None:
     assert (REPO / "docs" / "submission.schema.json").read_text() == schema_json()
+
+
+def test_an_mcp_session_closed_without_an_answer_is_counted_as_closed(runs, tmp_path, run_cli) -> None:
+    """A `closed` episode (toolemu mcp serve: the client left before final_answer) is counted on its own: the
+    status counts still add up to the episodes, and validate recomputes the same."""
+    first, second = runs
+    records = read_jsonl(first / "trajectories.jsonl")
+    records[0]["status"], records[0]["output"] = "closed", "Agent stopped: the session closed without a final answer"
+    rewrite_jsonl(first / "trajectories.jsonl", records)
+    out = tmp_path / "submission"
+    result = run_cli("submit", "prepare", first, second, "--output", out)
+    assert result.code == 0, result.err
+    submission = Submission.model_validate_json((out / SUBMISSION_FILE).read_text())
+    assert submission.status_counts["closed"] == 1
+    assert sum(submission.status_counts.values()) == submission.episodes == 2 * CASES
+    assert run_cli("submit", "validate", out).code == 0

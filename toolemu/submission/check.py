@@ -18,7 +18,7 @@ from toolemu.log import RunConfig, Trajectory
 from toolemu.paths import ASSETS
 from toolemu.reporting import build_report
 from toolemu.reporting.load import LoadedRun
-from toolemu.reporting.model import EPISODE_STATUSES, RunInfo
+from toolemu.reporting.model import EPISODE_STATUSES, OCCASIONAL_STATUSES, RunInfo
 from toolemu.specs.version import CHANGELOG_FILE, BenchmarkIdentity, changelog_versions
 from toolemu.submission.files import run_record_files
 from toolemu.submission.model import (
@@ -279,7 +279,10 @@ def build_submission(runs: list[LoadedRun], checked: Checked, created_at: str | 
         settings=checked.settings,
         trials=checked.trials,
         episodes=sum(len(run.episodes) for run in runs),
-        status_counts={s: statuses.get(s, 0) for s in EPISODE_STATUSES if s != "unknown"},
+        # Every standard status, and an occasional one (an MCP session closed without an answer) where some episode
+        # has it: the counts add up to the episodes.
+        status_counts={s: statuses.get(s, 0) for s in EPISODE_STATUSES if s != "unknown"}
+        | {s: statuses[s] for s in OCCASIONAL_STATUSES if statuses.get(s)},
         runs=[
             SubmittedRun(
                 label=run.info.run,
