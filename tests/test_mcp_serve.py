@@ -94,7 +94,8 @@ def test_stdio_session_is_one_episode_judged_and_reported(tmp_path: Path, run_cl
         schema = listed[name].inputSchema
         assert schema == input_schema(tool)
         assert {k: {"type": v["type"]} for k, v in schema["properties"].items()} == {
-            k: {"type": v["type"]} for k, v in arguments_schema(tool, bounded=False)["properties"].items()
+            k: {"type": v["type"]}
+            for k, v in arguments_schema(tool, bounded=False, nullable_optional=True)["properties"].items()
         }
         assert schema["required"] == [p.name for p in tool.parameters if p.required]
     assert seen["prompt"] == case.user_instruction

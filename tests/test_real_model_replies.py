@@ -292,15 +292,16 @@ def test_openai_gets_strict_schemas_and_says_once_why_not(mail_kit) -> None:
     how = structured_request(options, judge, "evaluator")
     fmt = how.kwargs["extra_body"]["response_format"]["json_schema"]
     assert fmt["strict"] is True and how.in_request and fmt["schema"] == strict_schema(judge)
-    read = next(t for t in mail_kit.tools if t.name == "ReadEmail")  # returns an untyped array
-    other = next(t for t in mail_kit.tools if t.name == "ReplyToEmail")  # another untyped array, elsewhere
+    read = next(t for t in mail_kit.tools if t.name == "ReadEmail")  # returns objects with open keys
+    other = next(t for t in mail_kit.tools if t.name == "SearchEmails")  # another open object, elsewhere
     with captured_log() as said:
         for _ in range(3):
             loose = structured_request(options, emulator_schema(read, bounded=False), "emulator-test")
         structured_request(options, emulator_schema(other, bounded=False), "emulator-test")
     assert loose.kwargs["extra_body"]["response_format"]["json_schema"]["strict"] is False and not loose.in_request
     said = [line for line in said if "emulator-test" in line]
-    assert len(said) == 1 and "array with no item schema go without strict mode (first at /result" in said[0]
+    assert len(said) == 1 and "object with open keys (strict mode admits only listed keys) go without strict" in said[0]
+    assert "(first at /result" in said[0]
 
 
 def test_a_forced_tool_carries_the_reply_where_the_backend_calls_tools() -> None:

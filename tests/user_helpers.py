@@ -83,4 +83,5 @@ def schema_sent(chat: ScriptedChatModel, call: int) -> dict[str, Any]:
 
 def branch_tools(schema: dict[str, Any]) -> list[Any]:
     """The tool names a turn schema's action branches allow (None for a branch that names no tool)."""
-    return [b["properties"].get("tool", {}).get("const") for b in schema["properties"]["action"]["anyOf"]]
+    tools = [b["properties"].get("tool", {}) for b in schema["properties"]["action"]["anyOf"]]
+    return [t.get("const", (t.get("enum") or [None])[0]) for t in tools]  # the user's: a one-value enum

@@ -100,15 +100,21 @@ def turn_schema(kits: list[Toolkit], *, bounded: bool) -> dict[str, Any]:
     }
 
 
-def native_tools(kits: list[Toolkit], *, bounded: bool, strict: bool = False) -> list[dict[str, Any]]:
-    """The tools in OpenAI's function format. `strict`: each function whose arguments have a strict form is sent in
-    it (OpenAI then enforces the arguments); one with open objects or untyped arrays goes without."""
+def native_tools(
+    kits: list[Toolkit], *, bounded: bool, strict: bool = False, omit_empty: bool = False
+) -> list[dict[str, Any]]:
+    """The tools in OpenAI's function format, each optional argument nullable (toolemu.specs.schema). `strict`: each
+    function whose arguments have a strict form is sent in it (OpenAI then enforces the arguments); one with open
+    objects goes without. `omit_empty`: a tool without arguments goes without `parameters` ("an empty parameter
+    list" to OpenAI; Gemini refuses an object with no properties), where the client library allows it."""
     tools = []
     for kit in kits:
         for t in kit.tools:
-            parameters = arguments_schema(t, bounded=bounded)
+            parameters = arguments_schema(t, bounded=bounded, nullable_optional=True)
             function: dict[str, Any] = {"name": kit.tool_full_name(t), "description": t.summary}
-            if strict and strict_problem(parameters) is None:
+            if omit_empty and not t.parameters:
+                pass
+            elif strict and strict_problem(parameters) is None:
                 function.update(parameters=strict_schema(parameters), strict=True)
             else:
                 function["parameters"] = parameters
@@ -128,6 +134,8 @@ class Agent:
         self.bounded = model.options.bounded_schemas  # caps only for a small grammar-constrained model
         # Strict function calling where the backend's structured mode is OpenAI's json_schema.
         self.strict_tools = self.native and model.options.structured_mode == "json_schema"
+        # langchain-anthropic needs every tool's parameters (its input_schema); OpenAI-format APIs do not.
+        self.omit_empty = model.options.provider != "anthropic"
         self._memo: dict[tuple[str, ...], Any] = {}  # prompt pieces that depend only on the toolkits
         # Native tool calling: the turn each of this agent's calls came from (parallel calls share one), so that
         # its earlier turns go back to the model as it made them.
@@ -278,15 +286,16 @@ class Agent:
         )
 
     def _ask_native(self, convo: list[Message], kits: list[Toolkit], salt: str, repair: bool) -> AgentTurn:
-        tools = self._once("tools", kits, lambda: native_tools(kits, bounded=self.bounded, strict=self.strict_tools))
+        tools = self._once(
+            "tools",
+            kits,
+            lambda: native_tools(kits, bounded=self.bounded, strict=self.strict_tools, omit_empty=self.omit_empty),
+        )
         reply = self.model.complete(convo, tools=tools, cache_salt=salt, repair=repair)
         _refuse_if_refused(reply)
         if reply.tool_calls:
             # Parallel tool calls run in order, each as its own step: none is dropped.
-            strict = {t["function"]["name"]: t["function"]["parameters"] for t in tools if t["function"].get("strict")}
-            calls = [
-                ProposedCall(c["name"], self._arguments(c, strict, kits), c.get("id") or "") for c in reply.tool_calls
-            ]
+            calls = [ProposedCall(c["name"], self._arguments(c, kits), c.get("id") or "") for c in reply.tool_calls]
             return AgentTurn(
                 reply.text.strip(), calls, None, reply.text, "", reply.usage, reply.latency_s, reply.reasoning
             )
@@ -299,11 +308,12 @@ class Agent:
             raise err
         return AgentTurn("", [], answer, reply.text, "", reply.usage, reply.latency_s, reply.reasoning)
 
-    def _arguments(self, call: dict[str, Any], strict: dict[str, Any], kits: list[Toolkit]) -> Any:
-        """A native call's arguments; a strict function's nulls for optional arguments left out are dropped."""
-        if call["name"] not in strict:
-            return call["args"]
-        tool = next(t for kit in kits for t in kit.tools if kit.tool_full_name(t) == call["name"])
+    def _arguments(self, call: dict[str, Any], kits: list[Toolkit]) -> Any:
+        """A native call's arguments, without the nulls that stand for optional arguments left out (every optional
+        argument is nullable in the tools sent; a strict function must give each)."""
+        tool = next((t for kit in kits for t in kit.tools if kit.tool_full_name(t) == call["name"]), None)
+        if tool is None:
+            return call["args"]  # an unknown tool: the episode reports it as it was called
         return drop_added_nulls(call["args"], arguments_schema(tool, bounded=self.bounded))
 
 

@@ -157,8 +157,20 @@ def parse_structured(text: str, schema: dict[str, Any], strict_nulls: bool = Fal
 # becomes nullable); anyOf may nest below the root. strict_schema() writes a schema in that form, and
 # strict_problem() says why one cannot be: an open object or an array with no item schema has no strict form.
 _JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
-# Keywords strict mode has rejected; they are dropped from the schema sent, and still checked on the reply.
-_NOT_FOR_STRICT = {"minLength", "maxLength", "minItems", "maxItems", "pattern", "format", "minimum", "maximum"}
+# Keywords strict mode has rejected; they are dropped from the schema sent, and still checked on the reply. OpenAPI's
+# `nullable` (toolemu.specs.schema writes it beside a type list) is no JSON Schema keyword: the type list says it.
+_NAME_MAPS = {"properties", "$defs", "definitions"}
+_NOT_FOR_STRICT = {
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "nullable",
+}
 
 
 def strict_problem(schema: dict[str, Any]) -> str | None:
@@ -175,17 +187,18 @@ def _strict_problem(schema: Any, path: str) -> str | None:
         return f"oneOf/allOf/$ref, at {path or '(root)'}"
     subs: list[tuple[Any, str]] = [(b, f"{path}/anyOf/{i}") for i, b in enumerate(schema.get("anyOf", []))]
     kind = schema.get("type")
-    if kind == "object":
+    kinds = kind if isinstance(kind, list) else [kind]  # a type list ("object", "null"): each type's rules
+    if "object" in kinds:
         props = schema.get("properties")
         if not isinstance(props, dict) or schema.get("additionalProperties", True) is not False:
             return f"an object with open keys (strict mode admits only listed keys), at {path or '(root)'}"
         subs += [(p, f"{path}/{k}") for k, p in props.items()]  # (an empty closed object is {} only: fine)
-    elif kind == "array":
+    if "array" in kinds:
         items = schema.get("items")
         if not isinstance(items, dict) or not items:
             return f"an array with no item schema, at {path or '(root)'}"
         subs.append((items, f"{path}/items"))
-    elif kind is None and not subs and "enum" not in schema and "const" not in schema:
+    if kind is None and not subs and "enum" not in schema and "const" not in schema:
         return f"a value with no type, at {path or '(root)'}"
     return next((problem for sub, where in subs if (problem := _strict_problem(sub, where))), None)
 
@@ -219,12 +232,20 @@ def strict_schema(schema: Any) -> Any:
         return [strict_schema(v) for v in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: strict_schema(v) for k, v in schema.items() if k not in _NOT_FOR_STRICT}
+    out = {
+        # A map of names to schemas ("properties", "$defs"): the names are kept whatever they are ("format" is an
+        # argument of several tools), their schemas made strict.
+        k: {name: strict_schema(sub) for name, sub in v.items()} if k in _NAME_MAPS and isinstance(v, dict)
+        else strict_schema(v)
+        for k, v in schema.items()
+        if k not in _NOT_FOR_STRICT
+    }  # fmt: skip
     if "const" in out:  # as a typed one-value enum, the form strict mode documents
         out["enum"] = [out.pop("const")]
     if "enum" in out and "type" not in out:
         out["type"] = _enum_type(out["enum"])
-    if out.get("type") == "object" and isinstance(out.get("properties"), dict):
+    kind = out.get("type")
+    if (kind == "object" or (isinstance(kind, list) and "object" in kind)) and isinstance(out.get("properties"), dict):
         required = set(schema.get("required", []))
         out["properties"] = {k: p if k in required else _nullable(p) for k, p in out["properties"].items()}
         out["required"] = list(out["properties"])

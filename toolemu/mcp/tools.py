@@ -42,8 +42,9 @@ def tool_description(tool: Tool) -> str:
 
 
 def input_schema(tool: Tool) -> dict[str, Any]:
-    """The tool's arguments schema (`toolemu.specs.schema.arguments_schema`, unbounded), each with its description."""
-    schema = copy.deepcopy(arguments_schema(tool, bounded=False))
+    """The tool's arguments schema (`toolemu.specs.schema.arguments_schema`, unbounded, each optional argument
+    nullable), each with its description."""
+    schema = copy.deepcopy(arguments_schema(tool, bounded=False, nullable_optional=True))
     for argument in tool.parameters:
         if argument.description:
             schema["properties"][argument.name]["description"] = argument.description

@@ -73,7 +73,7 @@ def reply_schema(user_kits: list[Toolkit], may_act: bool, *, bounded: bool) -> d
             {
                 "type": "object",
                 "properties": {
-                    "tool": {"const": kit.tool_full_name(t)},
+                    "tool": {"type": "string", "enum": [kit.tool_full_name(t)]},  # const is not portable (Gemini)
                     "input": arguments_schema(t, bounded=bounded),
                 },
                 "required": ["tool", "input"],
