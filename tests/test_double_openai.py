@@ -30,7 +30,15 @@ PAGE = {
         "subject": {"type": "string"},
         "body": {"type": "string"},
         "recipients": {"type": "array", "items": {"type": "string"}},
-        "results": {"type": "array", "items": {"type": "object", "properties": {"title": {"type": "string"}}}},
+        "results": {
+            "type": "array",
+            "items": {  # strict mode: every object closed, every property required (what the real API refuses else)
+                "type": "object",
+                "properties": {"title": {"type": "string"}},
+                "required": ["title"],
+                "additionalProperties": False,
+            },
+        },
     },
     "required": ["subject", "body", "recipients", "results"],
     "additionalProperties": False,

@@ -27,14 +27,21 @@ def page_example(name: str) -> str:
 
 
 def run_framework_agent(
-    run_cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, example: str, model: str, **env: str
+    run_cli: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    example: str,
+    model: str,
+    dialect: str = "openai",
+    **env: str,
 ) -> tuple[list[dict[str, Any]], ToolUsingDouble]:
-    """`toolemu run --agent-cmd "python <the page's example>"` on 2 cases, the example's model the double."""
+    """`toolemu run --agent-cmd "python <the page's example>"` on 2 cases, the example's model the double (which
+    refuses, as the real API does, what breaks the `dialect`'s schema rules: tests/doubles/schema_rules.py)."""
     script = tmp_path / f"agent_{example.replace('-', '_')}.py"  # not named like the package it imports
     script.write_text(page_example(example), encoding="utf-8")
     double = ToolUsingDouble()
     dump = tmp_path / "run"
-    with FakeOpenAIServer(responder=double) as server:
+    with FakeOpenAIServer(responder=double, dialect=dialect) as server:
         monkeypatch.setenv("AGENT_MODEL", model)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
@@ -83,13 +90,16 @@ def test_langgraph_from_the_page(run_cli: Any, tmp_path: Path, monkeypatch: pyte
 
 
 def test_inspect_ai_mcp_tools_from_the_page(run_cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # inspect-ai's generic OpenAI-compatible provider (chat completions), pointed at the double.
+    # inspect-ai's generic OpenAI-compatible provider (chat completions), pointed at the double as Gemini's
+    # OpenAI-compatible endpoint: the provider marks every tool strict (for platforms that need it), which OpenAI's
+    # own API would hold to its strict rules (inspect's `openai/` provider sends strict false); Gemini takes it.
     run_framework_agent(
         run_cli,
         tmp_path,
         monkeypatch,
         "inspect-ai",
         "openai-api/double/fake-model",
+        "gemini",
         DOUBLE_BASE_URL="{base_url}",
         DOUBLE_API_KEY="test-key-not-real",
         INSPECT_LOG_DIR=str(tmp_path / "inspect-logs"),

@@ -14,14 +14,25 @@ reply depends only on (config, request body).
         ...
         double.log[-1].request, double.counters["repair:structured"], scan(records).intact
 
-AnthropicDouble is the same with `anthropic:double` and base_url without /v1. Import as `doubles`: pytest puts
+AnthropicDouble is the same with `anthropic:double` and base_url without /v1; GeminiDouble is the OpenAI double as
+Gemini's OpenAI-compatible endpoint. Every double refuses, with a 400 in its API's words, the tool and response
+schemas the real API refuses (schema_rules.py). Import as `doubles`: pytest puts
 tests/ on sys.path; scripts add it (see benchmarks/strong_double_run.py). No streaming.
 """
 
 from doubles.anthropic_api import AnthropicDouble
 from doubles.config import DoubleConfig
 from doubles.markers import MarkerScan, scan
-from doubles.openai_api import OpenAIDouble
+from doubles.openai_api import GeminiDouble, OpenAIDouble
 from doubles.server import DoubleServer, Exchange
 
-__all__ = ["AnthropicDouble", "DoubleConfig", "DoubleServer", "Exchange", "MarkerScan", "OpenAIDouble", "scan"]
+__all__ = [
+    "AnthropicDouble",
+    "DoubleConfig",
+    "DoubleServer",
+    "Exchange",
+    "GeminiDouble",
+    "MarkerScan",
+    "OpenAIDouble",
+    "scan",
+]

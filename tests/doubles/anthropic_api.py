@@ -1,4 +1,8 @@
-"""The Anthropic double: POST /v1/messages, as langchain_anthropic.ChatAnthropic(base_url=...) calls it."""
+"""The Anthropic double: POST /v1/messages, as langchain_anthropic.ChatAnthropic(base_url=...) calls it.
+
+It refuses what the real API refuses (schema_rules.py): a tool whose name or input_schema breaks the Messages API's
+rules, a strict tool or output format that breaks the structured-outputs rules, tool_use blocks without their
+results."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 
 from doubles.behaviour import Reply, tokens
 from doubles.conversation import BadRequest, Conversation, ToolSpec, schema_in_text, text_of
+from doubles.schema_rules import anthropic_request_refusal
 from doubles.server import DoubleServer
 
 _ERROR_TYPES = {
@@ -30,6 +35,9 @@ class AnthropicDouble(DoubleServer):
         return f"http://127.0.0.1:{self.port}"  # the SDK adds /v1/messages
 
     def read(self, request: dict[str, Any]) -> Conversation:
+        refusal = anthropic_request_refusal(request)
+        if refusal is not None:
+            raise BadRequest(refusal)
         conv = Conversation(model=str(request.get("model", "")), system=text_of(request.get("system")))
         conv.answered = _answered_tool_results(request.get("messages") or [])
         for message in request.get("messages") or []:
@@ -89,7 +97,7 @@ class AnthropicDouble(DoubleServer):
             },
         }
 
-    def error_body(self, status: int, message: str) -> dict[str, Any]:
+    def error_body(self, status: int, message: str, param: str | None = None, code: str | None = None) -> Any:
         return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
 
 

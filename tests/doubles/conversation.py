@@ -24,7 +24,12 @@ _JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object", "nul
 
 
 class BadRequest(ValueError):
-    """A request the real API answers with HTTP 400 (its message as the API words it)."""
+    """A request the real API answers with HTTP 400 (its message as the API words it; OpenAI also names the `param`
+    and a `code`)."""
+
+    def __init__(self, message: str, param: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.param, self.code = param, code
 
 
 @dataclass

@@ -85,9 +85,9 @@ def _resolve(schema: Any, draw: Draw) -> dict[str, Any]:
 
 def _type_of(schema: dict[str, Any], name: str, rng: random.Random) -> str:
     kind = schema.get("type")
-    if isinstance(kind, list):
+    if isinstance(kind, list):  # ["string", "null"]: now and then null; ["number", "string"]: never
         real = [k for k in kind if k != "null"]
-        return rng.choice(real) if real and rng.random() < 0.95 else "null"
+        return rng.choice(real) if real and ("null" not in kind or rng.random() < 0.95) else "null"
     if kind:
         return str(kind)
     if "properties" in schema:
@@ -99,7 +99,8 @@ def _type_of(schema: dict[str, Any], name: str, rng: random.Random) -> str:
 
 def branch_kind(branch: Any) -> str:
     props = branch.get("properties") or {} if isinstance(branch, dict) else {}
-    if isinstance(props.get("tool"), dict) and "const" in props["tool"]:
+    tool = props.get("tool")
+    if isinstance(tool, dict) and ("const" in tool or len(tool.get("enum") or ()) == 1):  # the strict form's enum
         return "tool"
     for kind, key in (("final", "final_answer"), ("raise", "exception"), ("label", "label")):
         if key in props:

@@ -1,4 +1,10 @@
-"""The OpenAI-compatible double: POST /v1/chat/completions, as langchain_openai.ChatOpenAI(base_url=...) calls it."""
+"""The OpenAI-compatible double: POST /v1/chat/completions, as langchain_openai.ChatOpenAI(base_url=...) calls it.
+
+It refuses what the real API refuses (schema_rules.py): a tool whose parameters break OpenAI's function-schema rules
+(strict or not), a json_schema response_format that breaks the structured-outputs rules, tool messages that answer no
+call. GeminiDouble is the same double as Gemini's OpenAI-compatible endpoint: Gemini's schema rules, Gemini's error
+body.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from typing import Any
 
 from doubles.behaviour import Reply, tokens
 from doubles.conversation import BadRequest, Conversation, ToolSpec, schema_in_text, text_of
+from doubles.schema_rules import openai_request_refusal
 from doubles.server import DoubleServer
 
 _ERROR_TYPES = {429: "rate_limit_exceeded", 400: "invalid_request_error", 404: "not_found_error"}
@@ -16,12 +23,16 @@ class OpenAIDouble(DoubleServer):
     api = "openai"
     chat_path = "/v1/chat/completions"
     call_id_prefix = "call_"
+    dialect = "openai"  # whose schema rules: "openai", or "gemini" (GeminiDouble)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def read(self, request: dict[str, Any]) -> Conversation:
+        refusal = openai_request_refusal(request, self.dialect)
+        if refusal is not None:
+            raise BadRequest(refusal.message, refusal.param, refusal.code)
         conv = Conversation(model=str(request.get("model", "")))
         conv.answered = _answered_tool_messages(request.get("messages") or [])
         system: list[str] = []
@@ -34,7 +45,9 @@ class OpenAIDouble(DoubleServer):
         conv.system = "\n\n".join(system)
         for tool in request.get("tools") or []:
             fn = tool.get("function") or {}
-            conv.tools.append(ToolSpec(fn.get("name", ""), fn.get("parameters") or {}, fn.get("description", "")))
+            # No parameters: "an empty parameter list" (the model calls it with {}).
+            parameters = fn.get("parameters") or {"type": "object", "properties": {}, "additionalProperties": False}
+            conv.tools.append(ToolSpec(fn.get("name", ""), parameters, fn.get("description", "")))
         choice = request.get("tool_choice", "auto")
         if isinstance(choice, dict):
             conv.tool_choice = "tool:" + str((choice.get("function") or {}).get("name", ""))
@@ -85,9 +98,20 @@ class OpenAIDouble(DoubleServer):
             },
         }
 
-    def error_body(self, status: int, message: str) -> dict[str, Any]:
+    def error_body(self, status: int, message: str, param: str | None = None, code: str | None = None) -> Any:
         kind = _ERROR_TYPES.get(status, "server_error")
-        return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+        return {"error": {"message": message, "type": kind, "param": param, "code": code or kind}}
+
+
+class GeminiDouble(OpenAIDouble):
+    """Gemini's OpenAI-compatible endpoint (generativelanguage.googleapis.com/v1beta/openai): Gemini's rules for
+    function declarations and response schemas, and its error body, a one-element list."""
+
+    dialect = "gemini"
+
+    def error_body(self, status: int, message: str, param: str | None = None, code: str | None = None) -> Any:
+        statuses = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}
+        return [{"error": {"code": status, "message": message, "status": statuses.get(status, "INTERNAL")}}]
 
 
 def _answered_tool_messages(messages: list[dict[str, Any]]) -> int:

@@ -27,7 +27,7 @@ class Exchange:
     path: str
     request: dict[str, Any]
     status: int
-    response: dict[str, Any]
+    response: Any  # the body answered: an object, or a Gemini error list
     kind: str  # the reply's kind, or rate_limited / server_error / bad_request / internal_error
     repair: str = ""  # structured | react | "" (see conversation.py)
     wrap: str = ""
@@ -73,7 +73,7 @@ class DoubleServer:
                 else:
                     self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
 
-            def _send(self, status: int, headers: dict[str, str], body: dict[str, Any]) -> None:
+            def _send(self, status: int, headers: dict[str, str], body: Any) -> None:
                 data = json.dumps(body, ensure_ascii=False).encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -122,11 +122,11 @@ class DoubleServer:
     def render(self, request: dict[str, Any], conv: Conversation, reply: Reply, reply_id: str) -> dict[str, Any]:
         raise NotImplementedError
 
-    def error_body(self, status: int, message: str) -> dict[str, Any]:
+    def error_body(self, status: int, message: str, param: str | None = None, code: str | None = None) -> Any:
         raise NotImplementedError
 
     # --- one request ---------------------------------------------------------------------------------------
-    def handle(self, path: str, raw: bytes) -> tuple[int, dict[str, str], dict[str, Any]]:
+    def handle(self, path: str, raw: bytes) -> tuple[int, dict[str, str], Any]:
         received = time.monotonic()
         try:
             request = json.loads(raw or b"{}")
@@ -156,9 +156,8 @@ class DoubleServer:
             try:
                 conv = self.read(request)
             except BadRequest as exc:  # what the real API rejects: the caller's bug, answered as the API does
-                return self._record(
-                    path, request, 400, {}, self.error_body(400, str(exc)), "bad_request", received, attempt, early
-                )
+                body = self.error_body(400, str(exc), exc.param, exc.code)
+                return self._record(path, request, 400, {}, body, "bad_request", received, attempt, early)
             rng = random.Random(f"{self.config.seed}|{key}")
             reply = respond(conv, self.config, rng, self.call_id_prefix)
             body = self.render(request, conv, reply, key[:24])
@@ -201,7 +200,7 @@ class DoubleServer:
         request: dict[str, Any],
         status: int,
         headers: dict[str, str],
-        body: dict[str, Any],
+        body: Any,  # an API's error body may be a list (Gemini's OpenAI-compatible endpoint)
         kind: str,
         received: float,
         attempt: int = 1,
@@ -210,7 +209,7 @@ class DoubleServer:
         repair: str = "",
         reply: Reply | None = None,
         after_refusal: bool = False,
-    ) -> tuple[int, dict[str, str], dict[str, Any]]:
+    ) -> tuple[int, dict[str, str], Any]:
         with self._lock:
             self.log.append(
                 Exchange(
