@@ -8,17 +8,28 @@ and the CLI's console go through:
   registered when a hub is built and again when the key is read), or a value registered directly (a key the
   project made itself, e.g. for a vLLM server it starts, or one given inside a URL: `register_url_secrets`). Each
   is also scrubbed as JSON, HTML and percent-encoding write it, and a URL's credentials as an HTTP Basic header
-  carries them, so a server or a file that echoes the key in another form gives nothing away.
+  carries them (with its padding or without), so a server or a file that echoes the key in another form gives
+  nothing away. A known key of 12 characters or more split across lines (by a line break, raw or as JSON's \\n or
+  \\r, and the blanks that indent the next line) is scrubbed whole too.
+- Keys in an agent's command line (`--agent-cmd`): `register_command_secrets` registers the value of each
+  assignment whose name says key (`MY_API_KEY=... python agent.py`, after `env` or `export` too), of each flag whose
+  name says key (`--api-key VALUE`, `--token=VALUE`), of each JSON member whose name says key, of each
+  `Bearer`/`Basic` credential, and every secret of each URL in it; `redact_command` is the command as records keep
+  it: those words replaced by `***`, however they were quoted.
 - Keys in URLs, by shape: the userinfo of an http(s) or ws(s) URL (`http://user:KEY@host`) and the value of a
   query parameter whose name says key (`?api_key=`, `&key=`, `access_token`, `X-Amz-Signature`, …), whoever wrote
   them. Other schemes are left alone: a `postgres://user:pw@host` in a benchmark case is data, not our key.
 
 `strip_credentials(url)` is a URL without either: what records keep of a `--base-url`.
+
+Names that say key: a variable's for the environment (`_SECRET_NAME`); a query parameter's, a flag's, an assignment's
+in a command or a JSON member's in one (`is_key_parameter`).
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
 import html
 import json
 import logging
@@ -32,8 +43,9 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, unquote, unquote_plus
 
-_SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$|^HF_TOKEN$", re.IGNORECASE)
+_SECRET_NAME = re.compile(r"(API_KEY|ACCESS_KEY|_TOKEN|_SECRET|PASSWORD|PASSWD)$|^HF_TOKEN$", re.IGNORECASE)
 _MIN_SECRET_LEN = 6  # shorter values would redact ordinary words
+_MIN_SPLIT_LEN = 12  # a known value this long is scrubbed even split across lines (shorter: ordinary words again)
 REDACTED = "***"
 
 _lock = threading.Lock()
@@ -138,7 +150,9 @@ def url_secrets(url: str) -> list[str]:
         found += [userinfo, unquote(userinfo)]
         found += [password, unquote(password)] if colon else [user, unquote(user)]
         for pair in {f"{unquote(user)}:{unquote(password)}", f"{user}:{password}"}:
-            found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
+            encoded = pair.encode("utf-8")
+            for basic in (base64.b64encode(encoded), base64.urlsafe_b64encode(encoded)):
+                found += [basic.decode("ascii"), basic.decode("ascii").rstrip("=")]  # padded, and as some echo it
     for item in _query_items(suffix)[0]:
         name, eq, value = item.partition("=")
         if eq and value and is_key_parameter(name):
@@ -162,6 +176,106 @@ def strip_credentials(url: str) -> str:
         return url
     query = f"?{'&'.join(kept)}" if kept else ""
     return f"{head}{host}{path}{query}{fragment}"
+
+
+# A shell word: quoted parts, escaped characters (a line continuation too) and plain characters, up to a blank or an
+# operator. Each alternative takes at least one character, and they cannot overlap: linear time.
+_SHELL_WORD = r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^\s'"\\;&|<>()`])+"""
+_WORD_START = r"(?<![^\s;&|(`])"  # at the start of the text, or after a blank or an operator
+# NAME=word: an assignment before a program, after `env` or `export`.
+_ASSIGNMENT = re.compile(rf"{_WORD_START}([A-Za-z_][A-Za-z0-9_]*)=({_SHELL_WORD})", re.DOTALL)
+# --flag word, --flag=word, -flag word (the blank may be a line continuation).
+_FLAG = re.compile(rf"{_WORD_START}(--?[A-Za-z][A-Za-z0-9_.-]*)(=|(?:\s|\\\n)+)({_SHELL_WORD})", re.DOTALL)
+# "name": "value" of JSON, as given in an argument.
+_JSON_MEMBER = re.compile(r'"([A-Za-z0-9_.-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"')
+# An HTTP credential in a header given on the command line (-H "Authorization: Bearer ...").
+_HEADER_CREDENTIAL = re.compile(
+    r"(?:(?i:authorization)\s*[:=]\s*(?i:bearer|basic|token)|\bBearer)\s+([A-Za-z0-9._~+/-]{6,}=*)"
+)
+# A word that only expands a variable ($KEY, "${KEY}"): it names the key, it is not one.
+_EXPANSION = re.compile(r"""["']?\$\{?[A-Za-z_][A-Za-z0-9_]*\}?["']?""")
+
+
+def _unquoted(word: str) -> str:
+    """A shell word's value, its quotes and escapes undone (as written where the shell would refuse it)."""
+    import shlex
+
+    try:
+        parts = shlex.split(word.replace("\\\n", ""))
+    except ValueError:
+        return word
+    return " ".join(parts)
+
+
+def _key_words(text: str) -> Iterator[tuple[re.Match[str], int]]:
+    """Each assignment or flag of a command line whose name says key, with the group of its value."""
+    for match in _ASSIGNMENT.finditer(text):
+        if is_key_parameter(match.group(1)):
+            yield match, 2
+    for match in _FLAG.finditer(text):
+        if is_key_parameter(match.group(1).lstrip("-")) and not match.group(3).startswith("-"):
+            yield match, 3
+
+
+def command_secrets(command: str, depth: int = 0) -> list[str]:
+    """The keys an agent's command line carries (see the module's docstring), each as written and as the shell
+    reads it; a quoted word that is a command itself (`sh -c '...'`, `bash -lc "..."`) is read as one, twice deep."""
+    found: list[str] = []
+    texts = [command]
+    for match, group in _key_words(command):
+        word = match.group(group)
+        if not _EXPANSION.fullmatch(word):
+            value = _unquoted(word)
+            found += [value, word, word.strip("'\"")]
+            texts.append(value)
+    for word in _SHELL_WORDS.findall(command):
+        value = _unquoted(word)
+        texts.append(value)
+        if depth < 2 and word[:1] in "'\"" and re.search(r"\s", value):
+            found += command_secrets(value, depth + 1)
+    for text in texts:
+        for name, value in _JSON_MEMBER.findall(text):
+            if is_key_parameter(name) and value:
+                found += [value, json.loads(f'"{value}"') if _valid_json_string(value) else value]
+        found += _HEADER_CREDENTIAL.findall(text)
+        if "://" in text:
+            for url in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+", text):
+                found += url_secrets(url)
+    return [f for f in dict.fromkeys(found) if len(f) >= _MIN_SECRET_LEN]
+
+
+_SHELL_WORDS = re.compile(_SHELL_WORD, re.DOTALL)
+
+
+def _valid_json_string(body: str) -> bool:
+    try:
+        json.loads(f'"{body}"')
+    except ValueError:
+        return False
+    return True
+
+
+def register_command_secrets(command: str | None) -> None:
+    """Redact, from now on, every key an agent's command line carries (`command_secrets`), wherever it turns up: in
+    what the agent prints, in what a model echoes, in records and logs."""
+    for value in command_secrets(command or ""):
+        register_secret_value(value)
+
+
+def redact_command(command: str) -> str:
+    """An agent's command line as records keep it: its keys registered (`register_command_secrets`), the value of
+    each assignment and flag whose name says key replaced by `***` however it was quoted, then scrubbed as any text
+    is. One that carries no key comes back unchanged."""
+    register_command_secrets(command)
+    spans = sorted(
+        (m.start(group), m.end(group)) for m, group in _key_words(command) if not _EXPANSION.fullmatch(m.group(group))
+    )
+    out, at = [], 0
+    for start, end in spans:
+        if start >= at:
+            out += [command[at:start], REDACTED]
+            at = end
+    return redact("".join(out) + command[at:])
 
 
 def _scrub_userinfo(match: re.Match[str]) -> str:
@@ -216,13 +330,70 @@ def secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+# Where a key may be split across lines: a line break, raw or as JSON writes it (\\n, \\r), and the blanks that
+# indent the next line.
+_BREAK = re.compile(r"(?:[\r\n]|\\[nr])+[ \t]*")
+
+
+def _without_breaks(text: str) -> str:
+    """`text` without its line breaks (`_BREAK`), made with str methods: searched fast, however long the text."""
+    lines = text.replace("\\r", "\n").replace("\\n", "\n").replace("\r", "\n").split("\n")
+    return lines[0] + "".join(line.lstrip(" \t") for line in lines[1:])
+
+
+def _scrub_split(text: str, values: list[str]) -> str:
+    """`text` with each of `values` scrubbed where it is split across lines. The text is searched without its breaks,
+    which is fast; the places are mapped back only when a value is found."""
+    if "\n" not in text and "\r" not in text and "\\n" not in text and "\\r" not in text:
+        return text
+    joined = _without_breaks(text)
+    hits = [v for v in values if v in joined]
+    if not hits:
+        return text
+    starts: list[int] = []  # of each run of kept characters: where it starts in `text`, and in `squeezed`
+    squeezed_starts: list[int] = []
+    pieces: list[str] = []
+    at = kept = 0
+    for gap in [*_BREAK.finditer(text), None]:
+        end = len(text) if gap is None else gap.start()
+        if end > at:
+            starts.append(at)
+            squeezed_starts.append(kept)
+            pieces.append(text[at:end])
+            kept += end - at
+        if gap is not None:
+            at = gap.end()
+    squeezed = "".join(pieces)
+
+    def place(i: int) -> int:
+        run = bisect.bisect_right(squeezed_starts, i) - 1
+        return starts[run] + i - squeezed_starts[run]
+
+    spans: list[tuple[int, int]] = []
+    for value in hits:
+        found = squeezed.find(value)
+        while found >= 0:
+            spans.append((place(found), place(found + len(value) - 1) + 1))
+            found = squeezed.find(value, found + len(value))
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if start >= at:
+            out += [text[at:start], REDACTED]
+        at = max(at, end)
+    return "".join(out) + text[at:]
+
+
 def redactor() -> Callable[[str], str]:
     """redact() with the environment read once: for scrubbing many strings in a row."""
     values = secret_values()
+    joined = {_without_breaks(v) for v in values}
+    split_values = sorted((v for v in joined if len(v) >= _MIN_SPLIT_LEN), key=len, reverse=True)
 
     def scrub(text: str) -> str:
         for value in values:
             text = text.replace(value, REDACTED)
+        if split_values:
+            text = _scrub_split(text, split_values)
         if "@" in text:
             text = _USERINFO.sub(_scrub_userinfo, text)
         if _KEY_EQUALS.search(text):
