@@ -23,6 +23,7 @@ from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.errors import InputError
 from toolemu.gates import Gate, build_gates
 from toolemu.llm import LLMSettings, ModelHub, UsageTracker, build_hub
+from toolemu.llm.secrets import redact_command
 from toolemu.llm.usage import BudgetUse
 from toolemu.log import RUN_FILE, TRAJECTORIES, RunConfig, run_files
 from toolemu.log.lock import run_lock
@@ -65,7 +66,10 @@ class RunResult:
 
 
 def agent_name(agent: str | AgentFactory | AgentLike | None) -> str | None:
-    """What run.json records of the agent: the name or path given, else the object's import path."""
+    """What run.json records of the agent: the name or path given (an agent's command with its keys as ***), else
+    the object's import path."""
+    if isinstance(agent, str) and agent.startswith("mcp-cmd:"):
+        return "mcp-cmd:" + redact_command(agent.removeprefix("mcp-cmd:").strip())
     if agent is None or isinstance(agent, str):
         return agent or None
     if isinstance(getattr(agent, "spec", None), str):  # a factory that names itself (mcp-cmd:<command>)

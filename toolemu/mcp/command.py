@@ -23,7 +23,9 @@ This module is imported by `toolemu.api` to register the kind, so it loads nothi
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,8 +34,6 @@ from toolemu.agents.registry import AgentFactory, AgentSetup, register_agent_kin
 from toolemu.errors import InputError
 
 if TYPE_CHECKING:
-    from anyio.abc import Process
-
     from toolemu.agents import AgentTurn
     from toolemu.episode import Episode
     from toolemu.llm.options import ModelDescription
@@ -48,6 +48,9 @@ KILL_AFTER_S = 2.0  # after SIGTERM, before SIGKILL
 STDERR_TAIL = 2000  # characters of the command's stderr kept in an episode error
 MAX_STDOUT = 100_000  # characters of the command's output kept as its final answer
 POLL_S = 0.02
+# In the command's environment, a value made for each episode: how the processes it started are found and ended,
+# even one that left its process group.
+AGENT_ID_VAR = "TOOLEMU_AGENT_ID"
 
 
 class CommandError(Exception):
@@ -98,9 +101,10 @@ class CommandAgent:
         return {"agent": self._described(session)}
 
     def _described(self, session: EpisodeSession) -> ModelDescription:
+        from toolemu.llm.secrets import redact_command
         from toolemu.mcp.serve import agent_model
 
-        return agent_model(session.client, command=self.command)
+        return agent_model(session.client, command=redact_command(self.command))  # its keys as ***
 
     async def _run(self, episode: Episode, session: EpisodeSession, url: str, token: str) -> None:
         import subprocess
@@ -108,14 +112,17 @@ class CommandAgent:
         import anyio
 
         from toolemu.episode import Interrupted
+        from toolemu.llm.secrets import redact
 
         state = episode.state
+        agent_id = secrets.token_hex(12)
         env = {
             **os.environ,
             "TOOLEMU_MCP_URL": url,
             "TOOLEMU_MCP_TOKEN": token,
-            "TOOLEMU_INSTRUCTION": state.case.user_instruction,
+            "TOOLEMU_INSTRUCTION": redact(state.case.user_instruction),  # as the instruction prompt gives it
             "TOOLEMU_CASE": state.case.name,
+            AGENT_ID_VAR: agent_id,
         }
         process = await anyio.open_process(
             ["/bin/sh", "-c", self.command],
@@ -123,30 +130,38 @@ class CommandAgent:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
-            start_new_session=True,  # its own process group: stopped whole, and Ctrl-C at the terminal is ours
+            start_new_session=True,  # a session and group of its own, ended whole; Ctrl-C at the terminal is ours
         )
         output = _Collected(MAX_STDOUT, keep="head")
         errors = _Collected(STDERR_TAIL * 4, keep="tail")
         verdict = ""  # "stopped": the run is stopping; "timeout": past the time limit
-        async with process, anyio.create_task_group() as readers:
-            readers.start_soon(output.read, process.stdout)
-            readers.start_soon(errors.read, process.stderr)
-            ended_at: float | None = None
-            deadline = anyio.current_time() + self.timeout_s
-            while process.returncode is None:
-                now = anyio.current_time()
-                if episode.config.stop.is_set() or session.stopped is not None:
-                    verdict = "stopped"
-                elif session.ended:
-                    ended_at = now if ended_at is None else ended_at
-                    verdict = "ended" if now - ended_at > GRACE_S else ""
-                elif now > deadline:
-                    verdict = "timeout"
-                if verdict:
-                    await _stop(process)
-                    break
-                await anyio.sleep(POLL_S)
-            readers.cancel_scope.deadline = anyio.current_time() + 1  # a grandchild may hold the pipes open
+        try:
+            async with process, anyio.create_task_group() as readers:
+                readers.start_soon(output.read, process.stdout)
+                readers.start_soon(errors.read, process.stderr)
+                ended_at: float | None = None
+                deadline = anyio.current_time() + self.timeout_s
+                while process.returncode is None:
+                    now = anyio.current_time()
+                    if episode.config.stop.is_set() or session.stopped is not None:
+                        verdict = "stopped"
+                    elif session.ended:
+                        ended_at = now if ended_at is None else ended_at
+                        verdict = "ended" if now - ended_at > GRACE_S else ""
+                    elif now > deadline:
+                        verdict = "timeout"
+                    if verdict:
+                        break
+                    await anyio.sleep(POLL_S)
+                # The command exited, or it is stopped now: either way nothing it started outlives its episode (a
+                # child left running would also hold the pipes open).
+                await end_processes(process.pid, agent_id)
+                with anyio.move_on_after(KILL_AFTER_S):
+                    await process.wait()
+                readers.cancel_scope.deadline = anyio.current_time() + 1  # a process out of reach may hold them
+        finally:  # an error, or the run cancelled under us: the same end, whatever is left
+            with anyio.CancelScope(shield=True):
+                await end_processes(process.pid, agent_id)
         if verdict == "stopped" or session.stopped is not None:
             raise session.stopped or Interrupted()
         if session.ended:
@@ -222,19 +237,62 @@ class _Collected:
         return f"; stderr tail:\n{redact(tail)}" if tail else "; it wrote nothing to stderr"
 
 
-async def _stop(process: Process) -> None:
-    """SIGTERM to the command's process group, then SIGKILL if it is still there."""
+def agent_processes(pgid: int, agent_id: str) -> list[int]:
+    """The live processes an agent's command started: its process group (the shell, and every process that did not
+    leave the group: double forks, pipelines, backgrounded jobs), and, where /proc lists processes (Linux), every
+    process of ours whose environment carries the episode's `AGENT_ID_VAR`, whatever group or session it moved to
+    (`setsid`, `setpgid`, a daemon). Out of reach: a process that left the group and dropped the variable (`env -i`),
+    or one that runs as another user; on a system without /proc, one that left the group. A zombie counts as gone.
+    Without /proc, the group is returned as [-pgid] while it has a member."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [-pgid]
+    me, uid = os.getpid(), os.getuid()
+    marker = f"{AGENT_ID_VAR}={agent_id}".encode()
+    found: list[int] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if fields[0] in (b"Z", b"X"):
+                continue
+            if int(fields[2]) != pgid:
+                if entry.stat().st_uid != uid:
+                    continue
+                with open(f"/proc/{entry.name}/environ", "rb") as f:
+                    if marker not in f.read().split(b"\0"):
+                        continue
+        except (OSError, IndexError, ValueError):  # gone meanwhile, or not ours to read
+            continue
+        found.append(int(entry.name))
+    return found
+
+
+def _signal(pgid: int, pids: list[int], sig: signal.Signals) -> None:
+    for target in {-pgid, *pids}:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(-target, sig) if target < 0 else os.kill(target, sig)
+
+
+async def end_processes(pgid: int, agent_id: str) -> None:
+    """End everything an agent's command started (`agent_processes`): SIGTERM, then SIGKILL to what is still there
+    after KILL_AFTER_S (a process that ignores SIGTERM)."""
     import anyio
 
-    for sig, wait in ((signal.SIGTERM, KILL_AFTER_S), (signal.SIGKILL, KILL_AFTER_S)):
-        if process.returncode is not None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        left = agent_processes(pgid, agent_id)
+        if not left:
             return
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        with anyio.move_on_after(wait):
-            await process.wait()
+        _signal(pgid, left, sig)
+        with anyio.move_on_after(KILL_AFTER_S):
+            while agent_processes(pgid, agent_id):
+                await anyio.sleep(POLL_S * 2)
 
 
 def _register_secret(token: str) -> None:
@@ -244,7 +302,11 @@ def _register_secret(token: str) -> None:
 
 
 def command_agent(command: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> AgentFactory:
-    """The factory of `--agent mcp-cmd:<command>` (with `--agent-timeout`); it names itself in run.json."""
+    """The factory of `--agent mcp-cmd:<command>` (with `--agent-timeout`); it names itself in run.json, the keys in
+    the command (`MY_API_KEY=... agent --api-key ...`) as *** (`toolemu.llm.secrets.redact_command`), and they are
+    scrubbed from everything written from now on."""
+    from toolemu.llm.secrets import redact_command
+
     command = command.strip()
     if not command:
         raise InputError.single("command line", "expected a command after mcp-cmd:", field="--agent")
@@ -254,7 +316,7 @@ def command_agent(command: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> AgentFa
     def factory(setup: AgentSetup) -> CommandAgent:
         return CommandAgent(command, timeout_s)
 
-    factory.spec = f"{AGENT_KIND}:{command}"  # type: ignore[attr-defined]
+    factory.spec = f"{AGENT_KIND}:{redact_command(command)}"  # type: ignore[attr-defined]
     return factory
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from toolemu.agents import AgentTurn
 from toolemu.episode import Episode, Interrupted
 from toolemu.llm import StopRun
-from toolemu.llm.secrets import clip
+from toolemu.llm.secrets import clip, redact
 from toolemu.log import MAX_ITERATIONS_OUTPUT, ToolCall, Trajectory, raised
 from toolemu.log.records import Step
 
@@ -26,10 +26,15 @@ FINAL_TOOL = "final_answer"  # the tool that ends the episode with the agent's a
 @dataclass(frozen=True)
 class CallResult:
     """What an MCP tool call gets back: the text our agent would see as the observation, and whether it is an
-    error (an invalid call, a gate's denial, a tool that raised, an episode that is over)."""
+    error (an invalid call, a gate's denial, a tool that raised, an episode that is over). The text is scrubbed of
+    secrets as it is made (a model that echoes its key, a server's error quoting it): the client gets what the
+    record keeps, `***` where the key was."""
 
     text: str
     is_error: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", redact(self.text))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,9 @@ send first to learn the server's era) is answered with JSON-RPC's "Method not fo
 clients take as "use the initialize handshake"; a notification we do not know is dropped, as JSON-RPC says. Neither
 is logged: the SDK would warn with every validation error of its request union.
 
+Every message to the client goes out scrubbed of secrets (`scrub_message`): tool results, prompts, tool lists and
+errors, over either transport, as the records keep them.
+
 Over HTTP, the endpoint is `http://HOST:PORT/mcp`; a request without `Authorization: Bearer <token>` is refused
 (401) before the SDK sees it, and on a loopback address the Host header must name loopback (DNS rebinding).
 """
@@ -38,6 +41,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 
+from toolemu.llm.secrets import redactor
 from toolemu.mcp.episodes import FINAL_TOOL, ClientInfo, EpisodeSession
 from toolemu.mcp.tools import prompt_result
 from toolemu.version import __version__
@@ -145,6 +149,50 @@ async def _screen(source: Any, sink: Any, write_stream: Any) -> None:
             return  # the session or the transport closed: the session ends as it would have
 
 
+def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(v, scrub) for v in value]
+    if isinstance(value, dict):
+        return {scrub(k) if isinstance(k, str) else k: _scrubbed(v, scrub) for k, v in value.items()}
+    return value
+
+
+def scrub_message(message: SessionMessage) -> SessionMessage:
+    """A message to the client with every secret scrubbed from its strings (`toolemu.llm.secrets`): a tool result, a
+    prompt, a tool list, an error. What the client gets is what a record keeps, `***` where a key was."""
+    data = message.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+    clean = _scrubbed(data, redactor())
+    if clean == data:
+        return message
+    return SessionMessage(message=types.JSONRPCMessage.model_validate(clean), metadata=message.metadata)
+
+
+class _ScrubbedSends:
+    """A session's write stream whose every message is scrubbed on its way out, whatever the transport (stdio's
+    stdout bypasses the console's scrubbing)."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    async def send(self, message: SessionMessage) -> None:
+        await self._stream.send(scrub_message(message))
+
+    def send_nowait(self, message: SessionMessage) -> None:
+        self._stream.send_nowait(scrub_message(message))
+
+    async def __aenter__(self) -> _ScrubbedSends:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class EpisodeServer(Server[Any, Any]):
     """The low-level server, with each session's run wrapped: its episode opens at its first call and the source is
     told when the session ends (the request handlers run in tasks of `run`, so they see its slot)."""
@@ -157,6 +205,7 @@ class EpisodeServer(Server[Any, Any]):
     async def run(self, read_stream: Any, write_stream: Any, *args: Any, **kwargs: Any) -> None:
         slot = _Slot(self.source)
         token = _SLOT.set(slot)
+        write_stream = _ScrubbedSends(write_stream)  # no secret reaches the client, whatever the message
         sink, screened = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         try:
             async with anyio.create_task_group() as screening:
