@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from toolemu.cli import limits
 from toolemu.cli.run_options import EstimateFlags
 from toolemu.errors import InputError
 
@@ -19,11 +20,18 @@ if TYPE_CHECKING:
     from toolemu.runner import RunConfig
 
 
+def stdin_is_terminal() -> bool:
+    """Whether there is a person to ask: standard input is open and a terminal (closed with `<&-`, Python has no
+    sys.stdin at all)."""
+    try:
+        return sys.stdin is not None and not sys.stdin.closed and sys.stdin.isatty()
+    except (AttributeError, ValueError, OSError):  # a stand-in stream, or one closed under us
+        return False
+
+
 def _check(flags: EstimateFlags) -> None:
+    limits.CONFIRM_ABOVE.check(flags.confirm_above)
     limit = flags.confirm_above
-    if limit is not None and not (limit >= 0 and limit != float("inf")):
-        message = f"expected a cost in USD, 0 or more, got {limit:g}"
-        raise InputError.single("command line", message, field="--confirm-above")
     if flags.estimate_from is not None and not flags.estimate and limit is None:
         raise InputError.single("command line", "expected with --estimate or --confirm-above", field="--estimate-from")
 
@@ -103,7 +111,7 @@ def act_on_estimate(flags: EstimateFlags, estimate: "RunEstimate") -> None:
         if estimate.cost_usd > limit
         else f"the estimate leaves out {', '.join(f'{r.role} ({r.model})' for r in unknown)}: its cost is unknown"
     )
-    if not sys.stdin.isatty():
+    if not stdin_is_terminal():
         raise InputError.single(
             "command line", f"{why}; there is no terminal to ask, so nothing was run", field="--confirm-above"
         )

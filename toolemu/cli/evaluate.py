@@ -64,7 +64,8 @@ def evaluate(
             "--num-replicates",
             "-nrep",
             help="ToolEmu's replicate judgements: here --num-eval-samples (one record holding the k samples and "
-            "their mean, where ToolEmu writes k lines; the mean over a run is the same).",
+            "their mean, where ToolEmu writes k lines; the mean over a run is the same; "
+            f"{limits.NUM_REPLICATES.help}).",
             rich_help_panel=_E,
         ),
     ] = None,
@@ -74,7 +75,7 @@ def evaluate(
             "--rejudge",
             metavar="K",
             help="Then judge episodes K more times with the same judge (into _eval_<type>#rejudge.jsonl; the "
-            "headline is unchanged): the report gives each scorer's flip rate.",
+            f"headline is unchanged): the report gives each scorer's flip rate. K: {limits.REJUDGE.help}.",
             rich_help_panel=_E,
         ),
     ] = 0,
@@ -83,7 +84,8 @@ def evaluate(
         typer.Option(
             "--rejudge-sample",
             metavar="N",
-            help="Judge N episodes again, chosen by a hash of their key (default: every one that did not error).",
+            help="Judge N episodes again, chosen by a hash of their key (default: every one that did not error; "
+            f"N: {limits.REJUDGE_SAMPLE.help}).",
             rich_help_panel=_E,
         ),
     ] = None,
@@ -96,6 +98,8 @@ def evaluate(
     limits.NUM_EVAL_SAMPLES.check(evaluation.num_eval_samples)
     limits.NUM_REPLICATES.check(num_replicates)
     limits.BATCH_SIZE.check(batch.batch_size)
+    limits.REJUDGE.check(rejudge)
+    limits.REJUDGE_SAMPLE.check(rejudge_sample)
     run = _dump(dump, input_path)
     scorers = chosen_scorers(evaluation.scorer, eval_type)
     evaluator = evaluation.evaluator_model

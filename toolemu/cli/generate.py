@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from toolemu.cli import limits
 from toolemu.cli.command import command, new_app
 from toolemu.cli.options import ModelFlags, ModelFlagsForSchema, takes
 from toolemu.errors import InputError
@@ -95,7 +96,7 @@ def names(
         list[str] | None,
         typer.Option(help="A built-in domain, or your own as 'Name: what it covers' (repeat; default: all)."),
     ] = None,
-    per_domain: Annotated[int, typer.Option(help="Toolkit names per domain.")] = 2,
+    per_domain: Annotated[int, typer.Option(help=f"Toolkit names per domain ({limits.PER_DOMAIN.help}).")] = 2,
     avoid: Annotated[
         list[Path] | None, typer.Option(help="Toolkit files or directories whose names must not be reused.")
     ] = None,
@@ -106,6 +107,7 @@ def names(
     from toolemu.generation.names import names_schema
     from toolemu.specs import load_benchmark
 
+    limits.PER_DOMAIN.check(per_domain)
     chosen = resolve_domains(domain or [])
     taken = list(load_benchmark(avoid).toolkits) if avoid else []
     hub = _hub(ModelFlagsForSchema.of(ctx), [names_schema(max(per_domain, 1))])
@@ -141,13 +143,18 @@ def toolkits(
         list[str] | None, typer.Option(help="A toolkit to write, as 'Name' or 'Name: what it does' (repeat).")
     ] = None,
     category: Annotated[str, typer.Option(help="Domain of the --name toolkits.")] = "General",
-    min_tools: Annotated[int, typer.Option(help="Fewest tools per toolkit.")] = 3,
-    max_tools: Annotated[int, typer.Option(help="Most tools per toolkit.")] = 6,
+    min_tools: Annotated[int, typer.Option(help=f"Fewest tools per toolkit ({limits.MIN_TOOLS.help}).")] = 3,
+    max_tools: Annotated[int, typer.Option(help=f"Most tools per toolkit ({limits.MAX_TOOLS.help}).")] = 6,
     out: Annotated[Path | None, typer.Option("--out", help="Directory for <Toolkit>.json files.")] = None,
 ) -> None:
     """Step 2: toolkit specs from names -> one ToolEmu-format <Toolkit>.json per toolkit."""
     from toolemu.generation import DEFAULT_DIR, generate_toolkit, toolkit_schemas, write_toolkits
 
+    limits.MIN_TOOLS.check(min_tools)
+    limits.MAX_TOOLS.check(max_tools)
+    if min_tools > max_tools:
+        message = f"expected 1 <= min tools <= max tools, got {min_tools} and {max_tools}"
+        raise InputError.single("command line", message, field="--min-tools")
     ideas = _ideas(names_file, name, category)
     hub = _hub(ModelFlagsForSchema.of(ctx), toolkit_schemas(max(min_tools, 1), max(max_tools, min_tools, 1)))
     out_dir = out or DEFAULT_DIR / "toolkits"
@@ -165,7 +172,9 @@ def cases(
     ctx: typer.Context,
     toolkits: ToolkitPaths = None,
     toolkit: ToolkitNames = None,
-    count: Annotated[int, typer.Option(help="Cases per toolkit (or per --toolkit set).")] = 2,
+    count: Annotated[
+        int, typer.Option(help=f"Cases per toolkit (or per --toolkit set; {limits.CASES_PER_TOOLKIT.help}).")
+    ] = 2,
     mode: Mode = "standard",
     threat: Threat = None,
     out: Annotated[Path | None, typer.Option("--out", help="JSON file for the cases.")] = None,
@@ -178,6 +187,7 @@ def cases(
     from toolemu.generation import DEFAULT_DIR, case_schema, check_options, generate_cases, select_toolkits, write_cases
     from toolemu.generation.output import existing_cases
 
+    limits.CASES_PER_TOOLKIT.check(count)
     check_options(mode, threat)
     known = _load_toolkits(toolkits)
     groups = [select_toolkits(toolkit, known)] if toolkit else [[k] for k in known.values()]

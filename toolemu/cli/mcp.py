@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolemu.cli import outcome
+from toolemu.cli import limits, outcome
 from toolemu.cli.command import command, new_app
 from toolemu.cli.options import ModelFlags, takes
 from toolemu.cli.run import _choice, settings_for
@@ -99,7 +99,13 @@ def serve(
         typer.Option("--simulator-model", "-sm", help="Emulator's model (default: --model).", rich_help_panel=_S),
     ] = None,
     max_iterations: Annotated[
-        int, typer.Option("--max-iterations", "-mi", help="Tool calls per episode.", rich_help_panel=_S)
+        int,
+        typer.Option(
+            "--max-iterations",
+            "-mi",
+            help=f"Tool calls per episode ({limits.MAX_ITERATIONS.help}).",
+            rich_help_panel=_S,
+        ),
     ] = 15,
     gate: Annotated[
         list[str] | None,
@@ -127,8 +133,7 @@ def serve(
     from toolemu.specs.load import Benchmark
 
     _choice(simulator_type, list(EMULATOR_TYPES), "--simulator-type")
-    if max_iterations < 1:
-        raise InputError.single("command line", f"expected at least 1, got {max_iterations}", field="--max-iterations")
+    limits.MAX_ITERATIONS.check(max_iterations)  # run.json's RunConfig refuses past it too
     if case is not None and toolkit:
         raise InputError.single("command line", "expected --case or --toolkit, not both", field="--toolkit")
     address = _http_address(http)

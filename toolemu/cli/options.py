@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 import typer
 
+from toolemu.cli import limits
 from toolemu.errors import InputError, first_error
 from toolemu.paths import DEFAULT_CACHE_PATH
 
@@ -46,18 +47,24 @@ Model = Annotated[
     ),
 ]
 Temperature = Annotated[float, typer.Option(help="Sampling temperature.", rich_help_panel=_M)]
-MaxTokens = Annotated[int, typer.Option(help="Max tokens per reply.", rich_help_panel=_M)]
+MaxTokens = Annotated[
+    int, typer.Option(help=f"Max tokens per reply (at most {limits.MAX_TOKENS.most:,}).", rich_help_panel=_M)
+]
 # Unset means "as many as the command's reply schema can need", so no structured reply is cut off.
 MaxTokensAuto = Annotated[
     int | None,
-    typer.Option(help="Max tokens per reply (default: enough for the reply schema).", rich_help_panel=_M),
+    typer.Option(
+        help=f"Max tokens per reply (default: enough for the reply schema; at most {limits.MAX_TOKENS.most:,}).",
+        rich_help_panel=_M,
+    ),
 ]
 # Unset means the backend's default (toolemu.llm.registry.Provider.default_max_tokens).
 MaxTokensBackend = Annotated[
     int | None,
     typer.Option(
-        help="Max tokens per reply (default: the backend's, 4096 for API and vLLM models, 512 for the embedded one). "
-        "A reply cut off at the limit is asked again with twice the room, up to 4x; never used cut off.",
+        help="Max tokens per reply (default: the backend's, 4096 for API and vLLM models, 512 for the embedded one; "
+        f"at most {limits.MAX_TOKENS.most:,}). A reply cut off at the limit is asked again with twice the room, up "
+        "to 4x; never used cut off.",
         rich_help_panel=_M,
     ),
 ]
@@ -67,7 +74,7 @@ Seed = Annotated[
         "--seed",
         "--random-seed",
         "-seed",
-        help="Seed for sampling (where the backend takes one) and for --shuffle.",
+        help="Seed for sampling (where the backend takes one) and for --shuffle: 0 to 2^32-1.",
         rich_help_panel=_M,
     ),
 ]
@@ -78,7 +85,7 @@ BaseUrl = Annotated[
 ApiKeyEnv = Annotated[
     str | None, typer.Option(help="Name of the environment variable holding the API key.", rich_help_panel=_M)
 ]
-Timeout = Annotated[float, typer.Option(help="Seconds per model request.", rich_help_panel=_M)]
+Timeout = Annotated[float, typer.Option(help="Seconds per model request (at most 86,400: a day).", rich_help_panel=_M)]
 Structured = Annotated[
     str,
     typer.Option(
@@ -88,17 +95,34 @@ Structured = Annotated[
 ]
 Cache = Annotated[str, typer.Option(help="Response cache: rw, ro or off.", rich_help_panel=_M)]
 CachePath = Annotated[Path, typer.Option(help="SQLite file of the response cache.", rich_help_panel=_M)]
-MaxTotalTokens = Annotated[int | None, typer.Option(help="Stop new work past this many tokens.", rich_help_panel=_M)]
-MaxCost = Annotated[float | None, typer.Option(help="Stop new work past this cost in USD.", rich_help_panel=_M)]
-MaxCalls = Annotated[int | None, typer.Option(help="Stop new work past this many model calls.", rich_help_panel=_M)]
+MaxTotalTokens = Annotated[
+    int | None,
+    typer.Option(
+        help=f"Stop new work past this many tokens (at most {limits.MAX_TOTAL_TOKENS.most:,}).", rich_help_panel=_M
+    ),
+]
+MaxCost = Annotated[
+    float | None,
+    typer.Option(help=f"Stop new work past this cost in USD (at most {limits.MAX_COST.most:,g}).", rich_help_panel=_M),
+]
+MaxCalls = Annotated[
+    int | None,
+    typer.Option(
+        help=f"Stop new work past this many model calls (at most {limits.MAX_CALLS.most:,}).", rich_help_panel=_M
+    ),
+]
 
 # How `vllm:<model>` starts its `vllm serve` (ignored with --base-url, which connects to a running server).
 _V = "vLLM server (vllm:<model>)"
-VllmTensorParallelSize = Annotated[int | None, typer.Option(help="GPUs to shard the model over.", rich_help_panel=_V)]
+VllmTensorParallelSize = Annotated[
+    int | None, typer.Option(help="GPUs to shard the model over (at most 1,024).", rich_help_panel=_V)
+]
 VllmQuantization = Annotated[
     str | None, typer.Option(help="Quantization method: awq, gptq, fp8, bitsandbytes, ...", rich_help_panel=_V)
 ]
-VllmMaxModelLen = Annotated[int | None, typer.Option(help="Context length in tokens.", rich_help_panel=_V)]
+VllmMaxModelLen = Annotated[
+    int | None, typer.Option(help="Context length in tokens (at most 100,000,000).", rich_help_panel=_V)
+]
 VllmGpuMemoryUtilization = Annotated[
     float | None, typer.Option(help="Fraction of GPU memory vLLM may use (0-1].", rich_help_panel=_V)
 ]
@@ -115,7 +139,10 @@ VllmArg = Annotated[
     ),
 ]
 VllmStartupTimeout = Annotated[
-    float | None, typer.Option(help="Seconds to wait for the server to be healthy (default 900).", rich_help_panel=_V)
+    float | None,
+    typer.Option(
+        help="Seconds to wait for the server to be healthy (default 900, at most 86,400).", rich_help_panel=_V
+    ),
 ]
 VllmLogDir = Annotated[
     Path | None,
@@ -269,8 +296,12 @@ def llm_settings(**values: object) -> "LLMSettings":
     from toolemu.llm import LLMSettings
 
     given = {k: v for k, v in values.items() if v is not None}
+    for name, bound in limits.MODEL_FIELDS.items():
+        bound.check(given.get(name))
     # --vllm-* flags -> LLMSettings.vllm (VLLMOptions); --vllm-arg -> its `args`
     vllm = {k.removeprefix("vllm_"): given.pop(k) for k in [k for k in given if k.startswith("vllm_")]}
+    for name, bound in limits.VLLM_FIELDS.items():
+        bound.check(vllm.get(name))
     if "arg" in vllm:
         vllm["args"] = tuple(vllm.pop("arg"))
     try:

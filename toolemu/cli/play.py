@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from toolemu.cli import limits
 from toolemu.cli.options import ModelFlags, takes
 from toolemu.cli.run import _choice, _user_on, settings_for
 from toolemu.errors import InputError
@@ -68,7 +69,13 @@ def play_command(
         typer.Option("--simulator-model", "-sm", help="Emulator's model (default: --model).", rich_help_panel=_P),
     ] = None,
     max_iterations: Annotated[
-        int, typer.Option("--max-iterations", "-mi", help="Agent turns per episode.", rich_help_panel=_P)
+        int,
+        typer.Option(
+            "--max-iterations",
+            "-mi",
+            help=f"Agent turns per episode ({limits.MAX_ITERATIONS.help}).",
+            rich_help_panel=_P,
+        ),
     ] = 15,
     gate: Annotated[
         list[str] | None,
@@ -100,7 +107,10 @@ def play_command(
         str | None, typer.Option(help="The simulated user's model; turns the user on.", rich_help_panel=_U)
     ] = None,
     max_user_turns: Annotated[
-        int, typer.Option(help="Questions the user answers per episode.", rich_help_panel=_U)
+        int,
+        typer.Option(
+            help=f"Questions the user answers per episode ({limits.MAX_USER_TURNS.help}).", rich_help_panel=_U
+        ),
     ] = 5,
 ) -> None:
     """Play one side of an episode yourself: the agent (tool calls and a final answer) or the user (answers to the
@@ -155,8 +165,7 @@ def _config(
 
     _choice(side, SIDES, "--as")
     _choice(simulator_type, list(EMULATOR_TYPES), "--simulator-type")
-    if max_iterations < 1:
-        raise InputError.single("command line", f"expected at least 1, got {max_iterations}", field="--max-iterations")
+    limits.MAX_ITERATIONS.check(max_iterations)
     if side == "agent":
         for flag, value in (
             ("--agent-model", agent_model),

@@ -18,7 +18,10 @@ def robust(
     ctx: typer.Context,
     run: Annotated[Path, typer.Argument(help="A judged run: a run directory, or a trajectory .jsonl file.")],
     seeds: Annotated[
-        int, typer.Option("--seeds", help="Re-runs per failure, each in a new world.", rich_help_panel=_R)
+        int,
+        typer.Option(
+            "--seeds", help=f"Re-runs per failure, each in a new world ({limits.SEEDS.help}).", rich_help_panel=_R
+        ),
     ] = 3,
     emulator_model: Annotated[
         str | None,
@@ -27,8 +30,8 @@ def robust(
     emulator_temperature: Annotated[
         float | None,
         typer.Option(
-            help="The re-runs' emulator temperature (default: the run's, or 0.7 where it was 0, so a new seed draws a "
-            "new world).",
+            help="The re-runs' emulator temperature, 0 to 2 (default: the run's, or 0.7 where it was 0, so a new seed "
+            "draws a new world).",
             rich_help_panel=_R,
         ),
     ] = None,
@@ -55,6 +58,7 @@ def robust(
     batch = BatchFlags.of(ctx)
     apply_common_flags(batch)
     limits.SEEDS.check(seeds)
+    limits.EMULATOR_TEMPERATURE.check(emulator_temperature)
     limits.BATCH_SIZE.check(batch.batch_size)
     settings = settings_for(
         ModelFlagsFixedTokens.of(ctx),

@@ -3,14 +3,13 @@
 import dataclasses
 import logging
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolemu.cli import limits, outcome
-from toolemu.cli.estimate import estimate_step
+from toolemu.cli.estimate import estimate_step, stdin_is_terminal
 from toolemu.cli.options import ModelFlags, flag_error, takes
 from toolemu.cli.run_options import (
     BatchFlags,
@@ -43,9 +42,10 @@ def _choice(value: str, allowed: tuple[str, ...] | list[str], flag: str) -> str:
 def _shard(value: str | None) -> tuple[int, int] | None:
     if value is None:
         return None
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    m = re.fullmatch(r"\s*(\d{1,30})\s*/\s*(\d{1,30})\s*", value)
     if not m or not int(m[1]) < int(m[2]):
-        raise InputError.single("command line", f"expected i/n with 0 <= i < n, got {value!r}", field="--shard")
+        raise InputError.single("command line", f"expected i/n with 0 <= i < n, got {value[:80]!r}", field="--shard")
+    limits.SHARDS.check(int(m[2]))
     return int(m[1]), int(m[2])
 
 
@@ -53,12 +53,15 @@ def _index_range(value: str | None) -> tuple[int, int] | None:
     """QuittingAgents' --task-index-range START-END: the cases from START up to END, END excluded."""
     if value is None:
         return None
-    m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", value)
+    m = re.fullmatch(r"\s*(\d{1,30})\s*-\s*(\d{1,30})\s*", value)
     if not m or not int(m[1]) < int(m[2]):
         raise InputError.single(
-            "command line", f"expected START-END with START < END, got {value!r}", field="--task-index-range"
+            "command line", f"expected START-END with START < END, got {value[:80]!r}", field="--task-index-range"
         )
-    return int(m[1]), int(m[2])
+    start, end = int(m[1]), int(m[2])
+    for bound, count in ((limits.START_INDEX, start), (limits.TRUNC_NUM, end - start)):
+        dataclasses.replace(bound, flag="--task-index-range").check(count)
+    return start, end
 
 
 def _replay_source(path: Path | None) -> Path | None:
@@ -85,16 +88,14 @@ def _user_on(user: str | None, user_model: str | None, max_user_turns: int) -> b
         _choice(user, ("on", "off"), "--user")
     if user == "off" and user_model:
         raise InputError.single("command line", "expected no --user-model with --user off", field="--user-model")
-    if max_user_turns < 1:
-        raise InputError.single("command line", f"expected at least 1, got {max_user_turns}", field="--max-user-turns")
+    limits.MAX_USER_TURNS.check(max_user_turns)
     return user == "on" or (user is None and bool(user_model))
 
 
 def _check_measurement_flags(run: RunFlags, user_on: bool) -> None:
-    """--realism-filter and the user's review: counts are not negative, and each model flag has its feature on."""
-    for flag, value in (("--realism-filter", run.realism_filter), ("--user-reasks", run.user_reasks)):
-        if value < 0:
-            raise InputError.single("command line", f"expected 0 or more, got {value}", field=flag)
+    """--realism-filter and the user's review: counts within their bounds, and each model flag has its feature on."""
+    limits.REALISM_FILTER.check(run.realism_filter)
+    limits.USER_REASKS.check(run.user_reasks)
     if run.realism_model and not run.realism_filter:
         raise InputError.single("command line", "expected --realism-filter N (N >= 1) with it", field="--realism-model")
     for flag, on in (("--user-reasks", run.user_reasks > 0), ("--user-reviewer-model", bool(run.user_reviewer_model))):
@@ -150,6 +151,10 @@ def plan_emulation(
     apply_common_flags(batch)
     limits.NUM_TRIALS.check(run.num_trials)
     limits.BATCH_SIZE.check(batch.batch_size)
+    limits.MAX_ITERATIONS.check(run.max_iterations)
+    limits.TRUNC_NUM.check(run.trunc_num)
+    limits.START_INDEX.check(run.start_index)
+    limits.AGENT_TIMEOUT.check(run.agent_timeout)
     if run.quit:
         run = dataclasses.replace(run, agent_type="quit")
     _choice(run.agent_type, AGENT_TYPES, "--agent-type")
@@ -226,7 +231,7 @@ def confirm_paid(settings: "LLMSettings", roles: tuple[str, ...], auto: bool) ->
     from toolemu.llm.registry import get_provider
 
     paid = sorted({p for r in roles if get_provider(p := settings.options_for(r).provider).paid})
-    if paid and not auto and sys.stdin.isatty() and not typer.confirm(f"Run with paid models ({', '.join(paid)})?"):
+    if paid and not auto and stdin_is_terminal() and not typer.confirm(f"Run with paid models ({', '.join(paid)})?"):
         raise typer.Exit(1)
 
 

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from toolemu.cli import limits
 from toolemu.cli.options import OptionGroup
 from toolemu.cli.toolemu_names import model_string
 from toolemu.prompts.agent import AGENT_TYPES
@@ -24,7 +25,12 @@ class BatchFlags(OptionGroup):
     """Shared by emulation and evaluation (one value for both in `toolemu run`): batch size, toolkits, dry run,
     progress and logging."""
 
-    batch_size: Annotated[int, typer.Option("--batch-size", "-bs", help="Episodes or judgements run side by side.")] = 1
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            "--batch-size", "-bs", help=f"Episodes or judgements run side by side ({limits.BATCH_SIZE.help})."
+        ),
+    ] = 1
     toolkits_path: Annotated[
         list[Path] | None,
         typer.Option(help="Toolkit files or directories (ToolEmu's all_toolkits.json works).", rich_help_panel=_R),
@@ -98,7 +104,7 @@ class RunFlags(OptionGroup):
         float | None,
         typer.Option(
             "--agent-timeout",
-            help="Seconds an external agent's command may run per episode (default 900).",
+            help="Seconds an external agent's command may run per episode (default 900, at most 86,400).",
             rich_help_panel=_R,
         ),
     ] = None
@@ -122,7 +128,10 @@ class RunFlags(OptionGroup):
         ),
     ] = "adv_thought"
     trunc_num: Annotated[
-        int | None, typer.Option("--trunc-num", "-tn", help="Run at most this many cases.", rich_help_panel=_R)
+        int | None,
+        typer.Option(
+            "--trunc-num", "-tn", help=f"Run at most this many cases ({limits.TRUNC_NUM.help}).", rich_help_panel=_R
+        ),
     ] = None
     shuffle: Annotated[
         bool,
@@ -175,13 +184,19 @@ class RunFlags(OptionGroup):
             "--num-trials",
             "--num-replicates",
             "-nrep",
-            help="Trials per case (ToolEmu's --num-replicates of each case).",
+            help=f"Trials per case (ToolEmu's --num-replicates of each case; {limits.NUM_TRIALS.help}).",
             rich_help_panel=_R,
         ),
     ] = 1
     case_names: Annotated[str | None, typer.Option(help="Comma-separated case names.", rich_help_panel=_R)] = None
     start_index: Annotated[
-        int, typer.Option("--start-index", "-si", help="Skip this many selected cases.", rich_help_panel=_R)
+        int,
+        typer.Option(
+            "--start-index",
+            "-si",
+            help=f"Skip this many selected cases ({limits.START_INDEX.help}).",
+            rich_help_panel=_R,
+        ),
     ] = 0
     task_index_range: Annotated[
         str | None,
@@ -194,12 +209,18 @@ class RunFlags(OptionGroup):
     ] = None
     max_iterations: Annotated[
         int | None,
-        typer.Option("--max-iterations", "-mi", help="Agent steps per episode (default 15).", rich_help_panel=_R),
+        typer.Option(
+            "--max-iterations",
+            "-mi",
+            help=f"Agent steps per episode (default 15; {limits.MAX_ITERATIONS.help}).",
+            rich_help_panel=_R,
+        ),
     ] = None
     shard: Annotated[
         str | None,
         typer.Option(
-            help="Run shard i of n (i/n, e.g. 0/4): pair j of the selected (case, trial) pairs goes to shard j % n.",
+            help="Run shard i of n (i/n, e.g. 0/4): pair j of the selected (case, trial) pairs goes to shard j % n "
+            f"(n at most {limits.SHARDS.most:,}).",
             rich_help_panel=_R,
         ),
     ] = None
@@ -240,14 +261,16 @@ class RunFlags(OptionGroup):
     max_user_turns: Annotated[
         int,
         typer.Option(
-            help="Questions the user answers per episode; later ones get 'not answering'.", rich_help_panel=_U
+            help=f"Questions the user answers per episode ({limits.MAX_USER_TURNS.help}); later ones get 'not "
+            "answering'.",
+            rich_help_panel=_U,
         ),
     ] = 5
     user_reasks: Annotated[
         int,
         typer.Option(
             help="Ask the user again, at most N times, when a reply states facts the user was never given "
-            "(0: the reply is only marked).",
+            f"(0: the reply is only marked; {limits.USER_REASKS.help}).",
             rich_help_panel=_U,
         ),
     ] = 0
@@ -259,7 +282,7 @@ class RunFlags(OptionGroup):
         int,
         typer.Option(
             help="Emulate an observation the realism checks flag again, at most N times, before the agent sees "
-            "it (0: off).",
+            f"it (0: off; {limits.REALISM_FILTER.help}).",
             rich_help_panel=_M,
         ),
     ] = 0
@@ -286,7 +309,11 @@ class EvalFlags(OptionGroup):
         ),
     ] = None
     num_eval_samples: Annotated[
-        int, typer.Option(help="Judgements per trajectory (mean, majority label).", rich_help_panel=_E)
+        int,
+        typer.Option(
+            help=f"Judgements per trajectory (mean, majority label; {limits.NUM_EVAL_SAMPLES.help}).",
+            rich_help_panel=_E,
+        ),
     ] = 1
     evaluator_model: Annotated[
         str | None,
@@ -337,8 +364,8 @@ class EstimateFlags(OptionGroup):
         typer.Option(
             "--confirm-above",
             metavar="USD",
-            help="Ask before a run whose estimate is above USD (or has calls with no price); without a "
-            "terminal to ask, refuse (exit 2).",
+            help="Ask before a run whose estimate is above USD (0 to 1,000,000; or has calls with no price); "
+            "without a terminal to ask (stdin closed or not a terminal), refuse (exit 2).",
             rich_help_panel=_COST,
         ),
     ] = None

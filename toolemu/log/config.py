@@ -19,6 +19,10 @@ DEFAULT_MAX_ITERATIONS = 15
 DEFAULT_MAX_USER_TURNS = 5
 # What picks the (case, trial) pairs; recorded in run.json so shards can be merged and checked for gaps.
 SELECTION_FIELDS = ("num_trials", "case_names", "start_index", "trunc_num", "shuffle", "seed")
+# The bounds below are the CLI's (toolemu/cli/limits.py; tests/test_bounds_hostile.py checks they agree): the library,
+# and a run.json that a resume or `toolemu robust` reads back, refuse the same typo (a count that would loop or
+# allocate without end).
+MAX_SHARDS = 100_000
 
 
 class RobustWorld(BaseModel):
@@ -37,21 +41,21 @@ class RunConfig(BaseModel):
     agent_format: str = "auto"
     agent: str | None = None  # a registered or imported agent other than ours (`--agent`)
     simulator_type: str = "adv_thought"
-    num_trials: int = Field(default=1, ge=1, le=1000)  # the CLI's bounds (toolemu/cli/limits.py): a typo, not a study
-    max_iterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1)
+    num_trials: int = Field(default=1, ge=1, le=1000)
+    max_iterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1, le=1000)
     batch_size: int = Field(default=1, ge=1, le=1024)
     case_names: list[str] | None = None
-    start_index: int = Field(default=0, ge=0)
-    trunc_num: int | None = Field(default=None, ge=1)
+    start_index: int = Field(default=0, ge=0, le=1_000_000)
+    trunc_num: int | None = Field(default=None, ge=1, le=1_000_000)
     shuffle: bool = False
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): only pair j of the selection with j % n == i
     gates: list[str] = Field(default_factory=list)  # --gate specs, in order
     user: bool = False  # the simulated user answers the agent's AskUser questions
-    max_user_turns: int = Field(default=DEFAULT_MAX_USER_TURNS, ge=1)
-    user_reasks: int = Field(default=0, ge=0)  # a user reply stating facts the user was never given is asked again
+    max_user_turns: int = Field(default=DEFAULT_MAX_USER_TURNS, ge=1, le=100)
+    user_reasks: int = Field(default=0, ge=0, le=10)  # a reply stating facts the user was never given: asked again
     user_reviewer: bool = False  # a reviewer model (role "reviewer") checks user replies beside the rules
-    realism_filter: int = Field(default=0, ge=0)  # redrafts of a flagged observation before the agent sees it
+    realism_filter: int = Field(default=0, ge=0, le=10)  # redrafts of a flagged observation before the agent sees it
     realism_judge: bool = False  # the filter asks a judge model (role "realism") besides its rules
     # A recorded run whose observations are reused where the prefix matches (toolemu.episode.replay). Not part of
     # the identity: reused observations are the ones this emulator would be keyed to give.
@@ -65,8 +69,8 @@ class RunConfig(BaseModel):
     @field_validator("shard")
     @classmethod
     def _valid_shard(cls, shard: tuple[int, int] | None) -> tuple[int, int] | None:
-        if shard is not None and not 0 <= shard[0] < shard[1]:
-            raise ValueError(f"expected i/n with 0 <= i < n, got {shard[0]}/{shard[1]}")
+        if shard is not None and not 0 <= shard[0] < shard[1] <= MAX_SHARDS:
+            raise ValueError(f"expected i/n with 0 <= i < n <= {MAX_SHARDS:,}, got {shard[0]}/{shard[1]}")
         return shard
 
     def identity(self) -> dict[str, Any]:

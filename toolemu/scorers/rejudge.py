@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from toolemu.errors import InputError
 from toolemu.log import Evaluation, Trajectory, run_files
 from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.evaluation import short_hash
@@ -29,6 +30,9 @@ from toolemu.scorers.runner import Key, judge_in_pool, score_trajectory, traject
 log = logging.getLogger("toolemu")
 
 Slot = tuple[Key, int]  # (the episode's key, k)
+# K at most (the CLI's bound, toolemu/cli/limits.py): a flip rate needs a few re-judgements, and a typo such as
+# 1000000000000 would build its task list (sample x K x scorers) until memory ran out.
+MAX_TIMES = 100
 DONE = ("ok", "skipped", "not_applicable")
 
 
@@ -74,6 +78,13 @@ def rejudge_sample(records: list[Trajectory], sample: int | None) -> list[int]:
     return sorted(ranked[:sample])
 
 
+def check_times(times: int) -> None:
+    """K within 1..MAX_TIMES, before any task is made."""
+    if not 1 <= times <= MAX_TIMES:
+        message = f"expected 1 to {MAX_TIMES} re-judgements per episode (a bound against a typo), got {times:,}"
+        raise InputError.single("command line", message, field="--rejudge")
+
+
 def rejudge_trajectories(
     trajectories: Path,
     scorers: list[Scorer],
@@ -85,6 +96,7 @@ def rejudge_trajectories(
 ) -> RejudgeSummary:
     """Judge `sample` episodes (default: all that did not error) `times` more times with each LLM scorer, on the
     pool, into the re-judgement files; the run is locked against other writers meanwhile."""
+    check_times(times)
     files = run_files(trajectories)
     with run_lock(files.trajectories):
         return _rejudge(files.trajectories, scorers, ctx, times, sample, batch_size, show_progress)
