@@ -1,14 +1,32 @@
-"""Token usage and cost per call, per role and per run, and the budgets that stop new work."""
+"""Token usage and cost per call, per role and per run, and the budgets that stop new work.
+
+Every count is a whole number from 0 to MAX_COUNT (a trillion) and every cost a finite number of dollars from 0 to
+MAX_COST_USD: a record read back with a negative count, a count past 64 bits or a NaN cost is bad input (named by
+file, line and field), never summed into a report or scaled into an estimate. A provider's own count for one call
+is taken from 0 to MAX_CALL_TOKENS (a hundred million: no model reads or writes that much in one call); a count
+outside that is held to it, with a warning, so a server that misreports cannot make the budget, the records or the
+cost go negative or past every bound.
+"""
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from pydantic import BaseModel, Field, computed_field
 
 from toolemu.llm.prices import price_table
 from toolemu.llm.stops import BudgetExceeded
+
+log = logging.getLogger("toolemu")
+
+MAX_COUNT = 10**12  # calls or tokens, of one call, one episode or a whole command
+MAX_COST_USD = 1e9
+MAX_CALL_TOKENS = 10**8  # a provider's count for one call
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Cost = Annotated[float, Field(ge=0, le=MAX_COST_USD, allow_inf_nan=False)]
 
 
 def __getattr__(name: str) -> object:
@@ -35,18 +53,18 @@ def price_for(provider: str, model: str) -> tuple[float, float] | None:
 class Usage(BaseModel):
     """Model calls, tokens and cost: of one call, one role, one episode or a whole command."""
 
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0
+    calls: Count = 0
+    cache_hits: Count = 0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    cost_usd: Cost = 0.0
+    unpriced_calls: Count = 0
     # Of the calls: how many asked again because a reply was unusable (a structured repair, or the agent re-asking
     # for a turn it could not parse), how many replies were cut off at max_tokens (asked again with more room), and
     # how many were refusals. repairs / calls is the repair rate a run reports per role.
-    repairs: int = 0
-    cut_offs: int = 0
-    refusals: int = 0
+    repairs: Count = 0
+    cut_offs: Count = 0
+    refusals: Count = 0
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -107,7 +125,20 @@ def role_lines(by_role: dict[str, Usage]) -> list[str]:
     ]
 
 
+def _reported(count: int, what: str, provider: str, model: str) -> int:
+    """A provider's count for one call, held to 0..MAX_CALL_TOKENS (a warning says when it was not)."""
+    if 0 <= count <= MAX_CALL_TOKENS:
+        return count
+    held = min(max(count, 0), MAX_CALL_TOKENS)
+    log.warning(
+        "%s:%s reported %s %s tokens for one call: not a real count; counted as %s", provider, model, count, what, held
+    )
+    return held
+
+
 def call_usage(provider: str, model: str, prompt_tokens: int, completion_tokens: int) -> Usage:
+    prompt_tokens = _reported(prompt_tokens, "prompt", provider, model)
+    completion_tokens = _reported(completion_tokens, "completion", provider, model)
     price = price_for(provider, model)
     cost = 0.0 if price is None else (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
     return Usage(
@@ -205,14 +236,14 @@ class BudgetUse(BaseModel):
     """What one command spent against its limits: run.json's `budget`, and the BUDGET line of console and report."""
 
     command: str = ""
-    calls: int = 0
-    max_calls: int | None = None
-    total_tokens: int = 0
-    max_total_tokens: int | None = None
-    cost_usd: float = 0.0
-    max_cost: float | None = None
-    unpriced_calls: int = 0
-    cache_hits: int = 0
+    calls: Count = 0
+    max_calls: Count | None = None
+    total_tokens: Count = 0
+    max_total_tokens: Count | None = None
+    cost_usd: Cost = 0.0
+    max_cost: Cost | None = None
+    unpriced_calls: Count = 0
+    cache_hits: Count = 0
     stopped: str | None = None  # the limit that stopped the command, as its message says it
     # Written since the price table became a file: its version, and the unpriced calls by model (absent before).
     price_table: str | None = None

@@ -16,6 +16,10 @@ The method, as the estimate prints it:
 - Dollars: the tokens at the price table's prices for each role's model (toolemu.llm.prices). A free model (own
   hardware, or no model) costs $0; an unpriced one, or a role the profile has no record of, is named and left out
   of the dollars, which are then a lower bound.
+- A reference run is read whole or not at all: a line that is not a record (a text file given as a run), a count
+  outside its bounds (a negative one, one past a trillion: toolemu.llm.usage) or a judge's samples outside 1..100
+  is one error line naming the file, line and field, and a run with no finished episode gives nothing to scale:
+  an estimate never rests on a part of a file, nor goes below $0, so `--confirm-above` always has a true floor.
 
 Nothing is built or written: no model, no run folder.
 """
@@ -29,27 +33,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, Field, ValidationError
 
 from toolemu.errors import InputError, first_error
 from toolemu.llm.prices import model_price, price_table
+from toolemu.llm.usage import MAX_COUNT
 from toolemu.log import RunLog, read_run, split_eval_key
 from toolemu.scorers import info_for_eval_type
 
 PROFILE_FILE = "token_profile.json"
+MAX_SAMPLES = 100  # a judge's samples per trajectory (the CLI's --num-eval-samples bound)
+Mean = Annotated[float, Field(ge=0, le=MAX_COUNT, allow_inf_nan=False)]
 TOKENS_PER_CHAR = 0.25  # what the shipped profile's scripted models count: a token per four characters
 
 
 class Tokens(BaseModel):
     """Mean calls and tokens (per episode of a role, or per judgement of one sample)."""
 
-    calls: float = 0.0
-    prompt_tokens: float = 0.0
-    completion_tokens: float = 0.0
+    calls: Mean = 0.0
+    prompt_tokens: Mean = 0.0
+    completion_tokens: Mean = 0.0
 
     def plus(self, other: Tokens, times: float = 1.0) -> Tokens:
-        return Tokens(
+        """A sum (the bounds are on what is read: a plan's total may be larger)."""
+        return Tokens.model_construct(
             calls=self.calls + times * other.calls,
             prompt_tokens=self.prompt_tokens + times * other.prompt_tokens,
             completion_tokens=self.completion_tokens + times * other.completion_tokens,
@@ -93,14 +102,21 @@ def read_profile(path: Path) -> TokenProfile:
 # --------------------------------------------------------------------------------------------- recording
 
 
-def profile_of_runs(runs: Sequence[Path]) -> dict[str, CaseProfile]:
+def profile_of_runs(runs: Sequence[Path], flag: str = "--estimate-from") -> dict[str, CaseProfile]:
     """Per case: the mean use of each role per episode and of each scorer's judge per judgement of one sample, over
-    the episodes of the runs (a judgement the scorer did not make, as not applicable, counts as none)."""
+    the episodes of the runs (a judgement the scorer did not make, as not applicable, counts as none). A run with a
+    line that is not a record, or with no finished episode, is refused (`flag` names where it was given)."""
     roles: dict[str, list[dict[str, Tokens]]] = defaultdict(list)
     judges: dict[str, dict[str, list[Tokens]]] = defaultdict(lambda: defaultdict(list))
     for path in runs:
         log = read_run(path)
+        if log.problems:  # every line counts, or the estimate scales a part of the run as if it were all of it
+            raise InputError.from_lines(log.problems)
+        before = sum(len(episodes) for episodes in roles.values())
         _add_run(log, roles, judges)
+        if sum(len(episodes) for episodes in roles.values()) == before:
+            message = "expected a run with at least one finished episode whose usage to scale, found none"
+            raise InputError.single(log.files.trajectories, message, field=flag)
     out = {}
     for case, episodes in roles.items():
         n = len(episodes)
@@ -133,6 +149,10 @@ def _add_run(
                 continue  # a panel's other judges: the estimate multiplies the headline judge's use
             for ev in evaluations[:1]:
                 samples = ev.sampling.samples if ev.sampling is not None else (len(ev.samples) or 1)
+                if not 1 <= samples <= MAX_SAMPLES:
+                    message = f"expected 1 to {MAX_SAMPLES} samples per trajectory, got {samples:,}"
+                    where = f"{log.files.eval_file(key)}: {case}#{traj.trial}"
+                    raise InputError.single(where, message, field="sampling.samples")
                 u = ev.usage
                 judges[case][info_for_eval_type(eval_type).name].append(
                     Tokens(
