@@ -83,7 +83,12 @@ class EpisodeBuilder:
             self.user = SimulatedUser(self.hub.model("user"))
         if self.config.user and isinstance(self.user, SimulatedUser):  # its replies are reviewed for honesty
             reviewer = self.hub.model("reviewer") if self.config.user_reviewer else None
-            self.user = ReviewedUser(self.user, self.config.user_reasks, reviewer)
+            self.user = ReviewedUser(self.user, self.config.user_reasks, reviewer, self._stopping)
+
+    def _stopping(self) -> None:
+        """Raises Interrupted once the run is stopping: for loops inside one call (the user's re-asks)."""
+        if self.config.stop.is_set():
+            raise Interrupted()
 
     def elements(self) -> list[CallElement]:
         """The call elements: every gate's pre-call check, the user (when on), a replay, the tool, every gate's
@@ -93,7 +98,7 @@ class EpisodeBuilder:
         realism = None
         if self.config.realism_filter:
             judge = RealismJudge(self.hub.model(REALISM_ROLE)) if self.config.realism_judge else None
-            realism = RealismFilter(self.emulator, self.config.realism_filter, judge)
+            realism = RealismFilter(self.emulator, self.config.realism_filter, judge, self.config.stop)
         return call_elements(self.emulator, list(self.gates), user, self.config.max_user_turns, self.replay, realism)
 
     def make_agent(self, policies: Sequence[PolicyDoc]) -> AgentLike:

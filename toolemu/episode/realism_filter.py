@@ -11,14 +11,19 @@ agent saw. The filter's model calls (judge calls and redrafts) are counted under
 
 A redrafted observation is not the emulator's plain answer to its replay key, so its step keeps no key: a later run
 with `--replay` emulates that call afresh rather than reuse a filtered output as an unfiltered one.
+
+N is bounded (the CLI's --realism-filter, RunConfig.realism_filter: at most 10), and the run's stop request (Ctrl-C,
+SIGTERM) is heard between drafts: a stopping run does not wait for the redrafts of an observation in flight.
 """
 
 from __future__ import annotations
 
+import threading
+
 from toolemu.emulator import Emulator
 from toolemu.emulator.realism_checks import Finding, check_observation
 from toolemu.emulator.realism_judge import RealismJudge
-from toolemu.episode.state import EpisodeState, PendingCall
+from toolemu.episode.state import EpisodeState, Interrupted, PendingCall
 from toolemu.log import RejectedDraft, Step
 
 USAGE_ROLE = "realism"
@@ -27,17 +32,30 @@ USAGE_ROLE = "realism"
 class RealismFilter:
     name = "realism_filter"
 
-    def __init__(self, emulator: Emulator, redrafts: int, judge: RealismJudge | None = None):
+    def __init__(
+        self,
+        emulator: Emulator,
+        redrafts: int,
+        judge: RealismJudge | None = None,
+        stop: threading.Event | None = None,
+    ):
         self.emulator, self.redrafts, self.judge = emulator, redrafts, judge
+        self.stop = stop  # the run's stop request: heard before each review and each redraft
+
+    def _stopping(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise Interrupted()
 
     def process(self, call: PendingCall, state: EpisodeState) -> None:
         if not self._filtered(call):
             return
         index = len(state.steps)  # the step this call becomes
         for attempt in range(1, self.redrafts + 1):
+            self._stopping()
             found = self.review(call, state, index, attempt)
             if not found:
                 return
+            self._stopping()
             draft = call.emulation
             assert draft is not None and call.observation is not None
             reasons = [f.reason for f in found]

@@ -11,11 +11,15 @@ own actions. Two reviewers, the second optional:
 A flagged reply is asked again with the facts it invented named, as a reply in words (the user's actions for this
 question are already done and are not repeated). Every turned-down reply is kept in `UserReply.review.rejected`, and
 what the reply that stands still states without support in `review.unsupported`: the report counts both.
+
+The re-asks are bounded (the CLI's --user-reasks, RunConfig.user_reasks: at most 10), and a stopping run (Ctrl-C,
+SIGTERM) is heard before each one: `stopping`, given by the episode, raises then, so no run waits for them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from toolemu.llm import RoleModel, system, user
@@ -91,14 +95,23 @@ def reviewer_schema(*, bounded: bool) -> dict[str, Any]:
 class ReviewedUser:
     """A simulated user whose replies are reviewed for facts it was never given, and asked again when flagged."""
 
-    def __init__(self, inner: SimulatedUser, reasks: int = 0, reviewer: RoleModel | None = None):
+    def __init__(
+        self,
+        inner: SimulatedUser,
+        reasks: int = 0,
+        reviewer: RoleModel | None = None,
+        stopping: Callable[[], None] | None = None,
+    ):
         self.inner, self.reasks, self.reviewer = inner, reasks, reviewer
+        self.stopping = stopping  # raises when the run is stopping (the episode's stop request); None: never
 
     def answer(self, question: str, view: UserView) -> UserReply:
         reply = self.inner.answer(question, view)
         unsupported = self.review(question, view, reply.reply)
         rejected: list[str] = []
         while unsupported and len(rejected) < self.reasks:
+            if self.stopping is not None:
+                self.stopping()
             rejected.append(reply.reply)
             reply = self.inner.reword(question, view, reply, unsupported, len(rejected))
             unsupported = self.review(question, view, reply.reply)
