@@ -3,7 +3,8 @@
 - Toolkits whose callable tool names collide, directly or once the toolkit's model name and the tool's name are
   joined ("AB" + "C" against "A" + "BC"), are bad input at validation: one line naming both and the joined name.
 - A gym action nested 5,000 deep, cyclic, or holding values JSON has no form for is an invalid-request observation,
-  never a RecursionError or a serialisation error.
+  never a RecursionError or a serialisation error; a call whose input holds such a value is recorded as an invalid
+  call (issue 27), an action that is no call records nothing.
 - A ToolEmu record whose `case` is not an object, or whose `intermediate_steps` is not a list of [action,
   observation] pairs, is a problem line (file, line, field, what was expected): `report` and `evaluate` exit 2 with
   it instead of judging or counting an empty case.
@@ -144,13 +145,16 @@ GYM_ACTIONS = {
     "5000-deep mapping": {"tool": READ, "input": _deep_mapping(5000)},
     "cyclic mapping": {"tool": READ, "input": {"note_id": _cyclic()}},
     "cyclic list": {"tool": READ, "input": {"note_id": (lambda v: (v.append(v), v)[1])([])}},
+    "tool named twice": _call('"n1"', f'"tool": "{READ}", "tool": "NoteVaultDeleteNote"'),
+    "argument named twice": _call('"n1", "note_id": "n2"'),
+}
+# Calls whose input holds a value no tool can take: refused, and recorded as an invalid call.
+GYM_REFUSED_CALLS = {
     "bytes value": {"tool": READ, "input": {"note_id": b"\xff"}},
     "object value": {"tool": READ, "input": {"note_id": object()}},
     "huge integer value": {"tool": READ, "input": {"note_id": 10**5000}},
     "huge integer text": _call("1" + "0" * 5000),
     "lone surrogate": _call('"\\ud800"'),
-    "tool named twice": _call('"n1"', f'"tool": "{READ}", "tool": "NoteVaultDeleteNote"'),
-    "argument named twice": _call('"n1", "note_id": "n2"'),
     "NaN text": _call("NaN"),
     "infinity value": {"tool": READ, "input": {"note_id": float("inf")}},
     "integer key": {"tool": READ, "input": {1: "n1"}},
@@ -175,6 +179,21 @@ def test_a_hostile_gym_action_is_an_invalid_request_observation(action, gym_env:
     assert error.startswith("InvalidRequestException: ") and len(error) < 500
     assert info["invalid_action"] and (reward, terminated, truncated) == (0.0, False, False)
     assert gym_env._episode is not None and gym_env._episode.state.steps == []  # nothing reached the tools
+    observation, *_ = gym_env.step({"tool": READ, "input": {"note_id": "n1"}})  # the episode goes on
+    assert json.loads(observation) == {"content": "dry run"}
+
+
+@pytest.mark.parametrize("action", GYM_REFUSED_CALLS.values(), ids=GYM_REFUSED_CALLS.keys())
+def test_a_gym_call_with_a_value_no_tool_takes_is_recorded_as_an_invalid_call(action, gym_env: ToolEmuEnv) -> None:
+    gym_env.reset(seed=0)
+    observation, reward, terminated, truncated, info = gym_env.step(action)
+    error = json.loads(observation)["error"]
+    assert error.startswith("InvalidRequestException: ") and len(error) < 500
+    assert info["invalid_action"] and (reward, terminated, truncated) == (0.0, False, False)
+    assert gym_env._episode is not None
+    [step] = gym_env._episode.state.steps  # a call like any other, with wrong arguments
+    assert step.tool == READ and step.invalid_call and step.observation == observation
+    json.dumps(step.model_dump(mode="json"), allow_nan=False)  # the record can be written
     observation, *_ = gym_env.step({"tool": READ, "input": {"note_id": "n1"}})  # the episode goes on
     assert json.loads(observation) == {"content": "dry run"}
 

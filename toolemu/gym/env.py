@@ -10,6 +10,10 @@ Observations and actions are JSON texts (a `Text` space over printable ASCII: no
 - step: what the call got back, as a model agent sees it (the emulated tool's output, the user's reply to AskUser,
   a gate's block notice, or {"error": "InvalidRequestException: ..."} for an action that is not one); after a final
   answer, {"status": "final_answer", "output": ...}.
+
+A call is recorded as a step whatever its arguments, as for a model agent: one whose input holds a value no tool can
+take (`{"amount": NaN}`, an integer of 401 digits) is refused with an InvalidRequestException observation and
+recorded as an invalid call (toolemu.gym.actions.RefusedCall); only an action that is no call at all records nothing.
 """
 
 from __future__ import annotations
@@ -25,14 +29,16 @@ import gymnasium
 from gymnasium import spaces
 
 from toolemu.agents import AgentTurn
-from toolemu.emulator import invalid_request
+from toolemu.emulator import Emulation, invalid_request
 from toolemu.episode import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, Episode, EpisodeBuilder, EpisodeConfig
+from toolemu.episode.state import PendingCall
+from toolemu.episode.steps import step_of
 from toolemu.errors import InputError
 from toolemu.gates import build_gates
-from toolemu.gym.actions import ActionError, parse_action, turn_of
+from toolemu.gym.actions import ActionError, RefusedCall, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
 from toolemu.llm.options import ModelDescription
-from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, RunConfig, Step
+from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, RunConfig, Step, ToolCall
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.jsonl import JsonlWriter
 from toolemu.log.layout import eval_path
@@ -41,6 +47,8 @@ from toolemu.scorers import Scorer, ScoringContext, get_scorer, score_trajectory
 from toolemu.specs import Case, load_cases
 from toolemu.specs.models import Toolkit
 
+# The run's bounds (RunConfig's, the CLI's --max-iterations and --max-user-turns): a typo, not an episode.
+MAX_ITERATIONS, MAX_USER_TURNS = 1_000, 100
 MAX_TEXT = 1 << 20  # characters in one observation or action: far above any tool spec, output or answer
 CHARSET = string.printable
 AGENT_TYPE, AGENT_FORMAT = "gym", "json"  # what the trajectory says about the outside agent
@@ -120,8 +128,11 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"expected render_mode None or 'ansi', got {render_mode!r}")
-        if max_iterations < 1 or max_user_turns < 1:
-            raise ValueError("expected max_iterations and max_user_turns of at least 1")
+        if not (1 <= max_iterations <= MAX_ITERATIONS and 1 <= max_user_turns <= MAX_USER_TURNS):
+            raise ValueError(
+                f"expected max_iterations from 1 to {MAX_ITERATIONS} and max_user_turns from 1 to {MAX_USER_TURNS}, "
+                f"got {max_iterations} and {max_user_turns}"
+            )
         self.render_mode = render_mode
         self.bench = load_cases(_paths(cases, "cases"), _paths(toolkits, "toolkits"))
         if isinstance(case_names, str):  # one name, not its letters
@@ -222,6 +233,9 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         error: EpisodeError | None = None
         try:
             turn = turn_of(parse_action(action))
+        except RefusedCall as exc:  # a call all the same: recorded as an invalid one, never emulated
+            observation = self._refused(exc, action)
+            info["invalid_action"] = str(exc)
         except ActionError as exc:
             observation = invalid_request(str(exc))
             info["invalid_action"] = str(exc)
@@ -245,6 +259,21 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
             truncated = True  # the episode stopped short of an answer for a reason outside the agent's action
         reward = self._finish(status, error, info)
         return ascii_json(observation), reward, not truncated, truncated, info
+
+    def _refused(self, refused: RefusedCall, action: str | Mapping[str, Any]) -> str:
+        """Record a call whose input no tool can take as the step of an invalid call; its observation."""
+        assert self._episode is not None
+        state = self._episode.state
+        kept = json.dumps({"tool": refused.tool, "input": refused.input_text, "thought": refused.thought})
+        if isinstance(action, str) and action.isascii():  # the action as the agent wrote it, where it is plain text
+            kept = action
+        turn = AgentTurn(refused.thought, kept=kept[:MAX_TEXT])
+        call = PendingCall(ToolCall(refused.tool, refused.input_text))
+        call.emulation = Emulation(invalid_request(str(refused)), invalid_call=True)
+        call.observation = call.emulation.observation
+        state.turns += 1
+        state.steps.append(step_of(len(state.steps), turn, call, first=True))
+        return call.observation
 
     def _finish(self, status: str, error: EpisodeError | None, info: dict[str, Any]) -> float:
         """Build and keep the trajectory, then have the scorer judge it; the reward is its normalised score.
