@@ -90,9 +90,26 @@ def test_langgraph_from_the_page(run_cli: Any, tmp_path: Path, monkeypatch: pyte
 
 
 def test_inspect_ai_mcp_tools_from_the_page(run_cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # inspect-ai's generic OpenAI-compatible provider (chat completions), pointed at the double as Gemini's
-    # OpenAI-compatible endpoint: the provider marks every tool strict (for platforms that need it), which OpenAI's
-    # own API would hold to its strict rules (inspect's `openai/` provider sends strict false); Gemini takes it.
+    # The page's own provider, inspect's `openai/`: the Responses API, its function tools marked strict false, held
+    # to OpenAI's rules by the double.
+    _, double = run_framework_agent(
+        run_cli,
+        tmp_path,
+        monkeypatch,
+        "inspect-ai",
+        "openai/fake-model",
+        INSPECT_LOG_DIR=str(tmp_path / "inspect-logs"),
+    )
+    tools = next(request["tools"] for request in double.seen if request.get("tools"))
+    assert {"PostboxMailSearchEmails", "final_answer"} <= {t["function"]["name"] for t in tools}
+    assert all(t["function"]["strict"] is False for t in tools)  # as inspect's provider sends them
+
+
+def test_inspect_ai_mcp_tools_on_an_openai_compatible_platform(
+    run_cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # inspect's generic `openai-api/` provider (chat completions) marks every tool strict, for platforms that need it;
+    # pointed at Gemini's OpenAI-compatible endpoint (the double in Gemini's dialect), the served schemas pass.
     run_framework_agent(
         run_cli,
         tmp_path,
