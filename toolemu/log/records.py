@@ -21,11 +21,14 @@ from toolemu.version import SCHEMA_VERSION
 # closed: an outside agent's MCP session closed before it called final_answer (`toolemu mcp serve`): no answer, not
 # an error. ToolEmu reads it as an agent its executor stopped (as max_iterations), so its judges score it; our report
 # counts it on its own, never as answered, and it is not FINISHED (no run would take it for a done pair).
-Status = Literal["final_answer", "quit", "max_iterations", "token_limit", "closed", "error"]
+# stopped: the same, but the server stopped the session (Ctrl-C, SIGTERM, a budget, a record it could not write)
+# while its agent was still at work; the record holds the steps whose results the client was sent, no more.
+Status = Literal["final_answer", "quit", "max_iterations", "token_limit", "closed", "stopped", "error"]
 FINISHED: tuple[Status, ...] = ("final_answer", "quit", "max_iterations", "token_limit")
 MAX_ITERATIONS_OUTPUT = "Agent stopped: max iterations reached"  # LangChain's and so ToolEmu's wording
 TOKEN_LIMIT_OUTPUT = "Agent stopped: token limit exceeded"  # ToolEmu's wording
 CLOSED_OUTPUT = "Agent stopped: the session closed without a final answer"  # in the same words' style
+STOPPED_OUTPUT = "Agent stopped: the server stopped before a final answer"
 # The case keys ToolEmu's own code reads (its case_to_input_dict fails on any other); ours go to `case_extra`.
 TOOLEMU_CASE_KEYS = (
     "name",
@@ -453,7 +456,7 @@ def toolemu_intermediate_steps(steps: list[Step], status: str | None = None, out
         ]
         for s in steps
     ]
-    if status in FINISHED or status == "closed":
+    if status in FINISHED or status in ("closed", "stopped"):
         # The agent's text is not kept for the final turn; a log that ToolEmu reads as the same final answer is.
         entries.append(finish_entry(output, f"Final Answer: {output}" if status in ("final_answer", "quit") else ""))
     return entries

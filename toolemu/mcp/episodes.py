@@ -9,7 +9,8 @@ an agent that sends several at once gets them in the order they arrive, each see
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ class CallResult:
 
     text: str
     is_error: bool = False
+    steps: int | None = None  # the episode's steps once this call's is in (None: the call added none)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", redact(self.text))
@@ -63,7 +65,11 @@ def is_error_step(step: Step) -> bool:
 class EpisodeSession:
     """An episode an outside agent plays through tool calls. `on_end` is told once, when the episode ends (its final
     answer, the step limit, a failure, or `close`); `stopped` holds the stop (a budget, a refused key, Ctrl-C) that a
-    call ran into: the episode is then abandoned, not recorded."""
+    call ran into: the episode is then abandoned, not recorded, unless it is `cut`.
+
+    `cut` ends it where the client left it (the session closed, or the server stopped it): with the steps whose
+    results the client was sent (`received`), never one it did not get. A call in flight is not waited for: the
+    episode is told when that call returns, without its step."""
 
     def __init__(
         self,
@@ -78,7 +84,10 @@ class EpisodeSession:
         self.lock = threading.Lock()
         self.stopped: BaseException | None = None
         self.answered = False  # the agent called the final tool
+        self.delivered = 0  # steps whose results were sent to the client
+        self._cut: tuple[int, str, str] | None = None  # (steps kept, status, output) of a cut episode
         self._told = False
+        self._told_lock = threading.Lock()
 
     @property
     def ended(self) -> bool:
@@ -88,9 +97,14 @@ class EpisodeSession:
     def turns(self) -> int:
         return self.episode.state.turns
 
+    @property
+    def told(self) -> bool:
+        """`on_end` was told (the episode is recorded, or its record failed)."""
+        return self._told
+
     def call(self, tool: str, arguments: Any, call_id: str = "") -> CallResult:
         """One tool call through the pipeline; its observation, or why there is none."""
-        with self.lock:
+        with self._turn():
             refused = self._refusal()
             if refused is not None:
                 return refused
@@ -104,11 +118,11 @@ class EpisodeSession:
             if state.ended is None and state.turns >= self.episode.config.max_iterations:
                 state.ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)  # as our agent's loop ends at its limit
             self._tell_if_ended()
-            return CallResult(step.observation, is_error_step(step))
+            return CallResult(step.observation, is_error_step(step), len(state.steps))
 
     def answer(self, text: str) -> CallResult:
         """The agent's final answer (the final tool): it ends the episode."""
-        with self.lock:
+        with self._turn():
             refused = self._refusal()
             if refused is not None:
                 return refused
@@ -134,8 +148,40 @@ class EpisodeSession:
                 self.episode.fail(exc, error_type, message)
             self._tell_if_ended()
 
+    def received(self, steps: int) -> None:
+        """The result of the call that made the episode's `steps`th step was sent to the client."""
+        self.delivered = max(self.delivered, steps)
+
+    def cut(self, status: str, output: str) -> None:
+        """End the episode where the client left it: with `status` and `output` (unless it ended on its own) and the
+        steps the client got; recorded even after a stop it ran into (a budget). See the class's docstring."""
+        with self._told_lock:
+            if self._told or self._cut is not None:
+                return
+            self._cut = (self.delivered, status, output)
+        self._tell_if_cut()
+
     def finish(self, models: dict[str, Any]) -> Trajectory:
+        state = self.episode.state
+        if self._cut is not None and (state.ended is None or self.stopped is not None):
+            kept, status, output = self._cut
+            del state.steps[kept:]  # told under the lock: no call is changing them
+            state.ended = (status, output)
         return self.episode.finish(models=models)
+
+    @contextmanager
+    def _turn(self) -> Iterator[None]:
+        """A call's hold on the episode; a cut that came meanwhile is told once it is let go."""
+        with self.lock:
+            yield
+        self._tell_if_cut()
+
+    def _tell_if_cut(self) -> None:
+        if self._cut is not None and self.lock.acquire(blocking=False):  # else its holder tells, letting go
+            try:
+                self._tell_if_ended()
+            finally:
+                self.lock.release()
 
     def _apply(self, turn: AgentTurn) -> CallResult | None:
         try:
@@ -152,6 +198,8 @@ class EpisodeSession:
         return None
 
     def _refusal(self) -> CallResult | None:
+        if self._cut is not None:
+            return CallResult(f"The episode is over: {self._cut[2]}.", is_error=True)
         if self.stopped is not None:
             return CallResult(f"The run is stopping: {self.stopped or type(self.stopped).__name__}", is_error=True)
         ended = self.episode.state.ended
@@ -165,7 +213,11 @@ class EpisodeSession:
         return None
 
     def _tell_if_ended(self) -> None:
-        if self.episode.state.ended is not None and not self._told and self.stopped is None:
+        if self._cut is None and (self.episode.state.ended is None or self.stopped is not None):
+            return
+        with self._told_lock:
+            if self._told:
+                return
             self._told = True
-            if self.on_end is not None:
-                self.on_end(self)
+        if self.on_end is not None:
+            self.on_end(self)

@@ -62,10 +62,11 @@ STATUS_TITLES = {
     "max_iterations": "max iterations",
     "token_limit": "token limit",
     "closed": "closed, no answer",
+    "stopped": "server stopped, no answer",
     "error": "error",
     "unknown": "unknown",
 }
-WARN_STATUSES = ("error", "quit", "max_iterations", "token_limit", "closed")  # counts shown as a warning
+WARN_STATUSES = ("error", "quit", "max_iterations", "token_limit", "closed", "stopped")  # counts shown as a warning
 NO_SCORES = '<p class="empty">No scored episodes to plot: every evaluation failed or is missing.</p>'
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}

@@ -25,8 +25,9 @@ Interval = tuple[float, float]
 # Episode statuses; "unknown" for ToolEmu dumps, which do not record one.
 EPISODE_STATUSES = ("final_answer", "quit", "max_iterations", "token_limit", "error", "unknown")
 # Statuses a report counts only where some episode has one, so that a report without them keeps its columns:
-# "closed", an MCP session that closed before its agent gave a final answer (no answer, not an error).
-OCCASIONAL_STATUSES = ("closed",)
+# "closed", an MCP session that closed before its agent gave a final answer (no answer, not an error); "stopped",
+# one the server stopped (Ctrl-C, SIGTERM, a budget) before its agent gave one.
+OCCASIONAL_STATUSES = ("closed", "stopped")
 
 
 def statuses_of(groups: Iterable[GroupStats]) -> list[str]:

@@ -39,6 +39,7 @@ def status_line(g: GroupStats) -> str:
         f"{g.episodes} episodes: {done} answered, {c['quit']} quit, {c['max_iterations']} hit the step limit, "
         + (f"{c['token_limit']} hit the token limit, " if c["token_limit"] else "")
         + (f"{c['closed']} closed the session without an answer, " if c.get("closed") else "")
+        + (f"{c['stopped']} stopped by the server without an answer, " if c.get("stopped") else "")
         + f"{c['error']} errored"
     )
 
