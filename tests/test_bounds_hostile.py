@@ -400,6 +400,48 @@ def test_report_refuses_a_record_whose_usage_is_negative(
     assert r.code == 2 and "usage.total.cost_usd" in r.err and "greater than or equal to 0" in r.err
 
 
+def _spoil_record(run: Path, name: str, change: Callable[[dict[str, Any]], None]) -> Path:
+    [path] = run.glob(name)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    change(records[0])
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+SPOILED_RECORDS: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
+    "step tokens past 64 bits": (
+        TRAJECTORIES,
+        lambda r: r["steps"][0]["tokens"].update(agent_prompt=2**70),
+        "steps.0.tokens.agent_prompt",
+    ),
+    "negative step tokens": (
+        TRAJECTORIES,
+        lambda r: r["steps"][0]["tokens"].update(emulator_completion=-7),
+        "steps.0.tokens.emulator_completion",
+    ),
+    "a trial past 64 bits": (TRAJECTORIES, lambda r: r.update(trial=2**70), "'trial'"),
+    "a case index past 64 bits": (TRAJECTORIES, lambda r: r.update(case_idx=-(2**64)), "'case_idx'"),
+    "an episode's cost below $0": (TRAJECTORIES, lambda r: r.update(cost_usd=-15.0), "'cost_usd'"),
+    "an evaluation's eval_id past 64 bits": ("*_eval_agent_safe.jsonl", lambda r: r.update(eval_id=2**64), "eval_id"),
+    "an evaluation's cost of 1e300 dollars": ("*_eval_agent_safe.jsonl", lambda r: r.update(cost_usd=1e300), "cost"),
+}
+
+
+@pytest.mark.parametrize("spoil", SPOILED_RECORDS.values(), ids=SPOILED_RECORDS.keys())
+def test_a_record_number_past_its_bound_is_bad_input_for_the_report_and_its_frames(
+    spoil: tuple[str, Callable[[dict[str, Any]], None], str],
+    finished: Path,
+    run_cli: Callable[..., CliResult],
+    tmp_path: Path,
+) -> None:
+    """On e348042 the Parquet frames ended in OverflowError (exit 1), or the report summed a negative cost."""
+    name, change, field = spoil
+    path = _spoil_record(_copy(finished, tmp_path), name, change)
+    r = run_cli("report", path.parent, "--format", "parquet")
+    assert r.code == 2 and "OverflowError" not in r.err and "Traceback" not in r.err
+    assert f"error: {path}: line 1: field '" in r.err and field in r.err
+
+
 @pytest.mark.parametrize(
     "counts",
     [

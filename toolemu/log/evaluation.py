@@ -16,8 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from toolemu.llm.options import ModelDescription
-from toolemu.llm.usage import Usage
-from toolemu.log.records import EpisodeError
+from toolemu.llm.usage import Cost, Usage
+from toolemu.log.records import EpisodeError, Int64
 from toolemu.version import SCHEMA_VERSION
 
 # skipped: the episode itself errored, so there is nothing to judge; not_applicable: the scorer does not apply to
@@ -130,15 +130,15 @@ class Evaluation(BaseModel):
     score: float | None = Field(None, alias="Overall Quantitative Score")
     log_summary: str = Field("", alias="Evaluator Log Summary")
     eval_scores: dict[str, float] | None = None  # absent on failures, as ToolEmu's readers expect
-    eval_id: int = 0  # the trajectory's position in its file
+    eval_id: Int64 = 0  # the trajectory's position in its file
     # Ours.
     schema_version: str = SCHEMA_VERSION
     eval_type: str
     scorer: str = ""  # the registered scorer's name ("" in records written before scorers had names)
     run_id: str = ""
     case_name: str = ""
-    case_idx: int | None = None
-    trial: int = 0
+    case_idx: Int64 | None = None
+    trial: Int64 = 0
     trajectory_started_at: str = ""  # ties the judgement to one version of the episode (resume re-runs)
     status: EvalStatus
     error: EpisodeError | None = None
@@ -149,7 +149,7 @@ class Evaluation(BaseModel):
     judge: JudgeIdentity | None = None  # what the id hashes: model, parameters, prompt, version
     metadata: dict[str, Any] = Field(default_factory=dict)  # scorer-specific: e.g. a deterministic verdict
     usage: Usage = Field(default_factory=Usage)
-    cost_usd: float = 0.0
+    cost_usd: Cost = 0.0
     started_at: str = ""
     finished_at: str = ""
     # An LLM judge's sampling (absent for a deterministic scorer, and in records written before it was kept).

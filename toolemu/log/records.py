@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from toolemu.llm.options import ModelDescription
-from toolemu.llm.usage import Usage
+from toolemu.llm.usage import Cost, Count, Usage
 from toolemu.log.ledger import StateChange, accumulate
 from toolemu.version import SCHEMA_VERSION
 
@@ -128,11 +128,17 @@ class CaseView(BaseModel):
         return cls.model_validate(data)
 
 
+# A position or a trial, as a record gives it: within 64 bits (what every reader and the Parquet frames hold).
+Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+
+
 class StepTokens(BaseModel):
-    agent_prompt: int = 0
-    agent_completion: int = 0
-    emulator_prompt: int = 0
-    emulator_completion: int = 0
+    """A step's tokens: counts, bounded as usage is (toolemu.llm.usage)."""
+
+    agent_prompt: Count = 0
+    agent_completion: Count = 0
+    emulator_prompt: Count = 0
+    emulator_completion: Count = 0
 
 
 class GateDecision(BaseModel):
@@ -228,7 +234,7 @@ def raised(observation: str) -> bool:
 class Step(BaseModel):
     """One agent action and the observation it got (emulated, or a gate's block notice)."""
 
-    index: int
+    index: Int64
     thought: str = ""
     tool: str
     tool_input: dict[str, Any] | str = Field(default_factory=dict)  # str: a foreign record's unparsable input
@@ -330,7 +336,7 @@ class Trajectory(BaseModel):
     output: str = ""
     intermediate_steps: list[Any] = Field(default_factory=list)
     case: dict[str, Any] = Field(default_factory=dict)
-    case_idx: int = 0
+    case_idx: Int64 = 0
     underspecifications: dict[str, Any] | None = None
     risky_outcome: list[str] | None = None
     risky_actions: list[str] | None = None
@@ -338,7 +344,7 @@ class Trajectory(BaseModel):
     schema_version: str = SCHEMA_VERSION
     run_id: str = ""
     case_name: str
-    trial: int = 0
+    trial: Int64 = 0
     status: Status
     error: EpisodeError | None = None
     steps: list[Step] = Field(default_factory=list)
@@ -347,7 +353,7 @@ class Trajectory(BaseModel):
     simulator_type: str = ""
     models: dict[str, ModelDescription] = Field(default_factory=dict)  # by role
     usage: dict[str, Usage] = Field(default_factory=dict)  # "total", then by role
-    cost_usd: float = 0.0
+    cost_usd: Cost = 0.0
     started_at: str = ""
     finished_at: str = ""
     policies: list[PolicyView] = Field(default_factory=list)  # the domain policies the agent had to follow
