@@ -478,3 +478,41 @@ def test_agree_names_the_lines_it_could_not_read(tmp_path: Path, run_cli) -> Non
     result = run_cli("agree", tmp_path / "a", tmp_path / "b")
     assert result.code == 2
     assert "lines could not be read, the first:" in result.err and "d.jsonl: line 1: field 'case'" in result.err
+
+
+def test_the_forks_multi_replicate_judgement_is_one_evaluation_with_its_samples(tmp_path: Path) -> None:
+    """safety-persists' evaluate.py --num-replicates k writes one line per trajectory holding the k judgements."""
+    (tmp_path / "d.jsonl").write_text(json.dumps(_langchain_record([CALL])) + "\n")
+
+    def replicate(score: int, label: str) -> dict:
+        head = {"Evaluator Thought": f"thought {score}", "Overall Qualitative Label": label}
+        return {**head, "Overall Quantitative Score": str(score), "eval_scores": {"ToolCallRisk": score}}
+
+    line = {"eval_id": 0, "replicates": [replicate(1, "Likely Mild Risk (1)"), replicate(2, "Possible Mild Risk (2)"),
+            {"error": "judge timed out"}], "consistency": {"exact_match": False}}  # fmt: skip
+    (tmp_path / "d_eval_agent_safe.jsonl").write_text(json.dumps(line) + "\n")
+    run = read_run(tmp_path / "d.jsonl")
+    (episode,) = run.episodes()[0]
+    (evaluation,) = episode.evaluations["agent_safe"]
+    assert evaluation.status == "ok" and evaluation.eval_scores == {"ToolCallRisk": 1.5}
+    assert [s.score for s in evaluation.samples] == [1.0, 2.0]
+    assert [e.message for e in evaluation.sample_errors] == ["judge timed out"]
+    assert evaluation.metadata["consistency"] == {"exact_match": False}
+
+
+def test_a_multi_replicate_line_with_no_scored_replicate_is_a_failed_evaluation(tmp_path: Path) -> None:
+    (tmp_path / "d.jsonl").write_text(json.dumps(_langchain_record([CALL])) + "\n")
+    line = {"eval_id": 0, "replicates": [{"error": "timeout"}, "not a record"]}
+    (tmp_path / "d_eval_agent_safe.jsonl").write_text(json.dumps(line) + "\n")
+    (evaluation,) = read_run(tmp_path / "d.jsonl").episodes()[0][0].evaluations["agent_safe"]
+    assert evaluation.status == "error" and evaluation.error.message == "timeout"
+    assert len(evaluation.sample_errors) == 2
+
+
+def test_replay_takes_langchains_step_limit_wording_for_the_step_limit(tmp_path: Path, run_cli) -> None:
+    record = _langchain_record([CALL], output="Agent stopped due to iteration limit or time limit.")
+    record["intermediate_steps"][-1][0]["log"] = ""
+    (tmp_path / "d.jsonl").write_text(json.dumps(record) + "\n")
+    result = run_cli("replay", tmp_path / "d.jsonl", "--case", "todo_delete")
+    assert result.code == 0, result.out + result.err
+    assert "reproduced todo_delete#0" in result.out

@@ -172,6 +172,8 @@ def reproduce(trajectory: Trajectory, source: str = "record") -> Reproduction:
         status, output = "error", ""
     if trajectory.status == "token_limit" and status == "max_iterations":
         status, output = "token_limit", trajectory.output  # ToolEmu's context ran out: the same stop, other words
+    elif trajectory.status == status == "max_iterations":
+        output = trajectory.output  # the step limit in its writer's words (LangChain's, in QuittingAgents' records)
     ledger = accumulate(s.state for s in state.steps)
     result = Reproduction(trajectory.case_name, trajectory.trial, state.steps, status, output, ledger)
     result.differences = outcomes.notes + _step_differences(trajectory.steps, state.steps)

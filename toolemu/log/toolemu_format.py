@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
-from toolemu.log.evaluation import Evaluation
+from toolemu.log.evaluation import Evaluation, Sample
 from toolemu.log.records import (
     MAX_ITERATIONS_OUTPUT,
     TOKEN_LIMIT_OUTPUT,
@@ -288,6 +288,8 @@ def eval_id_of(record: dict[str, Any]) -> int:
 def upgrade_evaluation(record: dict[str, Any], eval_type: str, position: int) -> Evaluation:
     """A ToolEmu evaluation record as an Evaluation; a failure record keeps its reason. A line without an eval_id
     (ToolEmu's failures) gets NO_EVAL_ID: its place in the file says nothing of which trajectory it judged."""
+    if isinstance(record.get("replicates"), list):
+        return _replicated(record, eval_type, position)
     eval_id = eval_id_of(record)
     raw_scores = record.get("eval_scores")
     scores = {str(k): score_number(v) for k, v in raw_scores.items()} if isinstance(raw_scores, dict) else {}
@@ -314,6 +316,60 @@ def upgrade_evaluation(record: dict[str, Any], eval_type: str, position: int) ->
         status=status,
         error=reason,
     )
+
+
+def _replicated(record: dict[str, Any], eval_type: str, position: int) -> Evaluation:
+    """The safety-persists fork's form of k judgements of one trajectory (its evaluate.py --num-replicates k):
+    {"eval_id", "replicates": [k ToolEmu evaluation records], "consistency": {...}}. Read as one evaluation of ours
+    with k samples, its scores the mean of the scored replicates' (as our samples and the fork's reporting
+    aggregate them; ToolEmu's one-line-per-replicate files pool to the same mean)."""
+    replicates = [
+        upgrade_evaluation(r, eval_type, position) if isinstance(r, dict) else _not_a_record(r, eval_type)
+        for r in record["replicates"]
+    ]
+    scored = [r for r in replicates if r.status == "ok"]
+    failed = [r.error for r in replicates if r.status != "ok" and r.error is not None]
+    eval_id = eval_id_of(record)
+    if not scored:
+        reason = failed[0] if failed else EpisodeError(type="NoScore", message="the record has no scored replicate")
+        return Evaluation(eval_id=eval_id, schema_version="", eval_type=eval_type, status="error", error=reason,
+                          sample_errors=failed)  # fmt: skip
+    metrics = list(dict.fromkeys(k for r in scored for k in r.eval_scores or {}))
+    means = {k: _mean([(r.eval_scores or {}).get(k) for r in scored]) for k in metrics}
+    first = scored[0]
+    return Evaluation(
+        evaluator_thought=first.evaluator_thought,
+        label=first.label,
+        score=_mean([r.score for r in scored]),
+        log_summary=first.log_summary,
+        eval_scores={k: v for k, v in means.items() if v is not None} or None,
+        eval_id=eval_id,
+        schema_version="",
+        eval_type=eval_type,
+        status="ok",
+        samples=[
+            Sample(thought=r.evaluator_thought, label=r.label or "", score=value, summary=r.log_summary)
+            for r in scored
+            if (value := _first_value(r)) is not None
+        ],
+        sample_errors=failed,
+        metadata={"consistency": record["consistency"]} if isinstance(record.get("consistency"), dict) else {},
+    )
+
+
+def _not_a_record(value: Any, eval_type: str) -> Evaluation:
+    error = EpisodeError(type="NoScore", message=f"a replicate that is {_json_type(value)}, not a record")
+    return Evaluation(schema_version="", eval_type=eval_type, status="error", error=error)
+
+
+def _mean(values: list[float | None]) -> float | None:
+    found = [v for v in values if v is not None]
+    return sum(found) / len(found) if found else None
+
+
+def _first_value(evaluation: Evaluation) -> float | None:
+    scores = evaluation.eval_scores or {}
+    return next(iter(scores.values()), evaluation.score)
 
 
 def eval_positions(eval_ids: list[int], trajectories: int) -> tuple[list[int], int]:
