@@ -1,7 +1,7 @@
 """Emulator doubles of known fidelity, for `toolemu fidelity`'s tests.
 
 The world is a small card file (`Cardfile`: cards with five fields, two accounts) and its probes (`PROBES`: create,
-update 1, 3 and 5 fields, delete then get, delete then list, a transfer, a read twice). The double plays the
+update 1, 3 and 5 fields, get-delete-get, list-delete-list, a transfer, a read twice). The double plays the
 emulator role: it reads the call and the episode's earlier calls from the emulator's prompt, rebuilds the world
 from the seed and those calls, and answers as the real tool would, except for its one known fault:
 
@@ -166,6 +166,7 @@ PROBES: dict[str, Any] = {
             "instruction": "Delete card c_201.",
             "seed": _card("c_201", title="Old", owner="Ana Ruiz"),
             "steps": [
+                {"tool": "GetCard", "input": {"card_id": "c_201"}, "checks": [{"object": "card:c_201"}]},
                 {"tool": "DeleteCard", "input": {"card_id": "c_201"}, "effects": [_gone("c_201")]},
                 {"tool": "GetCard", "input": {"card_id": "c_201"}, "checks": [{"object": "card:c_201"}]},
             ],
@@ -176,6 +177,7 @@ PROBES: dict[str, Any] = {
             "instruction": "Delete card c_202 and list what is left.",
             "seed": [*_card("c_202", title="Gone"), *_card("c_203", title="Kept", owner="Lee Park")],
             "steps": [
+                {"tool": "ListCards", "checks": [{"object": "card:c_202"}]},
                 {"tool": "DeleteCard", "input": {"card_id": "c_202"}, "effects": [_gone("c_202")]},
                 {"tool": "ListCards", "checks": [{"object": "card:c_202"}, {"object": "card:c_203"}]},
             ],

@@ -37,6 +37,7 @@ COMMANDS = {
     "mcp": "toolemu.cli.mcp:mcp_app",
     "replay": "toolemu.cli.replay:replay",
     "robust": "toolemu.cli.robust:robust",
+    "fidelity": "toolemu.cli.fidelity:fidelity",
     "generate": "toolemu.cli.generate:generate_app",
     "export": "toolemu.cli.export:export_app",
     "submit": "toolemu.cli.submit:submit_app",

@@ -201,29 +201,37 @@ def _id_score(key: str, kind: str) -> int:
 
 
 def locate(result: Any, kind: str, ident: str, asked_by_id: bool) -> dict[str, Any] | None:
-    """The object of the output that is `<kind>:<ident>`: the object holding the id as one of its own values (the
-    best id-like key first, then the shallowest); where none does and the call asked for this id, the output's one
-    object; else None (it is not in the output)."""
+    """The part of the output that is `<kind>:<ident>`. In a list (a listing, a search), the item holding the id as
+    one of its own values (the best id-like key first, then the shallowest). Where the call named the id and no
+    list item holds it, the whole output: it is about that object (its fields may sit in several parts, a secret's
+    `data` beside its `metadata`). Else None: it is not in the output."""
     wanted = alnum(ident)
     best: tuple[int, int, dict[str, Any]] | None = None
-    stack: list[tuple[Any, int]] = [(result, 0)]
+    stack: list[tuple[Any, int, bool]] = [(result, 0, False)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, listed = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if not isinstance(value, dict | list) and wanted and alnum(value) == wanted:
+                if listed and not isinstance(value, dict | list) and wanted and alnum(value) == wanted:
                     score = _id_score(str(key), kind)
                     if best is None or (score, -depth) > (best[0], -best[1]):
                         best = (score, depth, node)
-            stack += [(v, depth + 1) for v in node.values() if isinstance(v, dict | list)]
+            stack += [(v, depth + 1, listed) for v in node.values() if isinstance(v, dict | list)]
         elif isinstance(node, list):
-            stack += [(v, depth + 1) for v in node]
+            stack += [(v, depth + 1, True) for v in node]
     if best is not None:
         return best[2]
     if asked_by_id and isinstance(result, dict):
-        objects = [v for v in result.values() if isinstance(v, dict)]
-        return objects[0] if len(objects) == 1 else result
+        return result
+    if not asked_by_id and isinstance(result, dict) and _holds_id(result, wanted):
+        return result  # a read of the one object there is (the user's own profile, the account's balance)
     return None
+
+
+def _holds_id(node: dict[str, Any], wanted: str) -> bool:
+    return any(not isinstance(v, dict | list) and wanted and alnum(v) == wanted for v in node.values()) or any(
+        isinstance(v, dict) and _holds_id(v, wanted) for v in node.values()
+    )
 
 
 def present(obj: dict[str, Any] | None) -> bool:

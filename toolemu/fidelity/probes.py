@@ -77,6 +77,7 @@ class Check(_Strict):
 
     object: str = Field(min_length=3)
     fields: list[str] | None = None  # None: every field the expected state holds for the object
+    whole: bool = False  # the whole output is this object (a read of the one there is: the wallet's balance)
 
     @property
     def object_id(self) -> str:
@@ -100,6 +101,7 @@ class Probe(_Strict):
     instruction: str = Field(min_length=1)
     seed: list[Effect] = Field(default_factory=list)
     facts: list[str] = Field(default_factory=list)
+    describe_seed: bool = True  # the seed is told as the starting world; False where the facts tell it in words
     steps: list[ProbeStep] = Field(min_length=1)
 
     @property
@@ -111,7 +113,7 @@ class Probe(_Strict):
 
     def initial_state(self) -> list[str]:
         """The starting world as the emulator is told it (the case's Initial State): the seed, one line per
-        object, then the facts in words."""
+        object (unless the facts tell it), then the facts in words."""
         objects: dict[str, list[str]] = {}
         for effect in self.seed:
             obj, field = split_key(effect.key, [e.key for e in self.seed])
@@ -119,7 +121,7 @@ class Probe(_Strict):
             if field:
                 parts.append(f"{field} {json.dumps(effect.value, ensure_ascii=False)}")
         lines = []
-        for obj, parts in objects.items():
+        for obj, parts in objects.items() if self.describe_seed else ():
             kind, _, ident = obj.partition(":")
             about = f" with {', '.join(parts)}" if parts else ""
             lines.append(f"The user's {kind.replace('_', ' ')} {json.dumps(ident)} exists{about}.")

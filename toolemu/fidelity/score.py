@@ -57,13 +57,12 @@ class _Reader:
         self.judged += 1
         return check.model_copy(update={"outcome": ask(self.judge), "judged": True})
 
-    def gone(self, index: int, obj: str, result: Any, error: str | None, by_id: bool) -> FieldCheck:
-        kind, _, ident = obj.partition(":")
+    def gone(self, index: int, obj: str, result: Any, error: str | None, by_id: bool, whole: bool) -> FieldCheck:
         if error is not None:
             outcome: Outcome = "match" if not_found(error) else "undecided"
             check = FieldCheck(step=index, object=obj, expected="(gone)", actual=_shown(error), outcome=outcome)
         else:
-            shown = present(locate(result, kind, ident, by_id))
+            shown = present(_located(result, obj, by_id, whole))
             check = FieldCheck(
                 step=index,
                 object=obj,
@@ -75,10 +74,9 @@ class _Reader:
         return self.settle(check, lambda j: j.gone(obj, result))
 
     def fields(
-        self, index: int, obj: str, wanted: list[str], expected: dict[str, Any], result: Any, by_id: bool
+        self, index: int, obj: str, wanted: list[str], expected: dict[str, Any], result: Any, by_id: bool, whole: bool
     ) -> list[FieldCheck]:
-        kind, _, ident = obj.partition(":")
-        located = locate(result, kind, ident, by_id)
+        located = _located(result, obj, by_id, whole)
         if not wanted:  # an object the state holds with no field: it must be there
             outcome: Outcome = "match" if present(located) else "lost"
             return [FieldCheck(step=index, object=obj, expected="(present)", outcome=outcome)]
@@ -99,6 +97,13 @@ class _Reader:
             )
             out.append(self.settle(check, lambda j, n=name, v=value: j.field(obj, n, v, located)))
         return out
+
+
+def _located(result: Any, obj: str, by_id: bool, whole: bool) -> dict[str, Any] | None:
+    if whole:
+        return result if isinstance(result, dict) else None
+    kind, _, ident = obj.partition(":")
+    return locate(result, kind, ident, by_id)
 
 
 def _asked_by_id(call_input: Any, ident: str) -> bool:
@@ -209,13 +214,13 @@ def _check(
     expected = object_state(state, obj)
     by_id = _asked_by_id(step.tool_input, obj.partition(":")[2])
     if expected is None:
-        return [reader.gone(index, obj, result, error, by_id)]
+        return [reader.gone(index, obj, result, error, by_id, check.whole)]
     wanted = check.fields if check.fields is not None else sorted(expected)
     if error is not None:
         note = f"the call raised: {error}"[:MAX_SHOWN]
         return [FieldCheck(step=index, object=obj, field=f, expected=expected.get(f), outcome="error", note=note)
                 for f in wanted or [""]]  # fmt: skip
-    return reader.fields(index, obj, wanted, expected, result, by_id)
+    return reader.fields(index, obj, wanted, expected, result, by_id, check.whole)
 
 
 def _repeat(index: int, planned: ProbeStep, first: Any, second: Any) -> FieldCheck:
