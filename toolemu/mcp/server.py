@@ -41,8 +41,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 
-from toolemu.llm.secrets import redactor
 from toolemu.mcp.episodes import FINAL_TOOL, ClientInfo, EpisodeSession
+from toolemu.mcp.scrub import scrub_message
 from toolemu.mcp.tools import prompt_result
 from toolemu.version import __version__
 
@@ -147,26 +147,6 @@ async def _screen(source: Any, sink: Any, write_stream: Any) -> None:
                     await write_stream.send(SessionMessage(types.JSONRPCMessage(reply)))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             return  # the session or the transport closed: the session ends as it would have
-
-
-def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, list):
-        return [_scrubbed(v, scrub) for v in value]
-    if isinstance(value, dict):
-        return {scrub(k) if isinstance(k, str) else k: _scrubbed(v, scrub) for k, v in value.items()}
-    return value
-
-
-def scrub_message(message: SessionMessage) -> SessionMessage:
-    """A message to the client with every secret scrubbed from its strings (`toolemu.llm.secrets`): a tool result, a
-    prompt, a tool list, an error. What the client gets is what a record keeps, `***` where a key was."""
-    data = message.message.model_dump(by_alias=True, mode="json", exclude_none=True)
-    clean = _scrubbed(data, redactor())
-    if clean == data:
-        return message
-    return SessionMessage(message=types.JSONRPCMessage.model_validate(clean), metadata=message.metadata)
 
 
 class _ScrubbedSends:
