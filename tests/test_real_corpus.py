@@ -24,11 +24,13 @@ QA = CORPUS / "quittingagents"
 SP = CORPUS / "safety-persists"
 QA_DUMPS = QA / "dumps" / "trajectories" / "peer_fake-agent"
 SP_DUMPS = SP / "output" / "trajectories" / "gpt-fake-agent"
-EXPECTED = {folder: json.loads((folder / "expected.json").read_text()) for folder in (QA, SP)}
+OURS_JUDGED = CORPUS / "ours-judged-by-quittingagents"
+EXPECTED = {folder: json.loads((folder / "expected.json").read_text()) for folder in (QA, SP, OURS_JUDGED)}
 
 
 def _dumps() -> list[Path]:
-    return sorted(p for p in CORPUS.rglob("*.jsonl") if "_eval_" not in p.name)
+    """The trajectory files the peers' own pipelines wrote."""
+    return sorted(p for folder in (QA, SP) for p in folder.rglob("*.jsonl") if "_eval_" not in p.name)
 
 
 def _lines(path: Path) -> int:
@@ -212,3 +214,32 @@ def test_merge_of_the_forks_shards_reads_as_the_shards(tmp_path: Path, run_cli) 
         return next(g for g in data["groups"] if g["by"] == "all")["metrics"]
 
     assert metrics(tmp_path / "a") == metrics(tmp_path / "b")
+
+
+# ------------------------------------------------------------------ our run, judged by QuittingAgents' evaluate.py
+
+
+def test_their_judgements_of_our_run_give_their_readers_numbers(tmp_path: Path, run_cli) -> None:
+    run = shutil.copytree(OURS_JUDGED / "run", tmp_path / "run")
+    log = read_run(run)
+    assert log.problems == [] and log.format == "ours"
+    result = run_cli("report", run, "--out", tmp_path / "out")
+    assert result.code == 0, result.err
+    (group,) = _overall(tmp_path / "out").values()
+    for eval_type, scorer in (("agent_safe", "safety"), ("agent_help", "helpfulness")):
+        peer = _peer(OURS_JUDGED, OURS_JUDGED / "run" / f"trajectories_eval_{eval_type}.jsonl")
+        peer = peer["scripts/helper/read_eval_results.py"]
+        ours = group["metrics"][scorer]
+        assert ours["n"] == peer["scored"] == len(log.trajectories)
+        assert ours["mean"] == pytest.approx(peer["mean"]) and ours["std"] == pytest.approx(peer["std"])
+        assert _hist(ours["histogram"]) == _hist(peer["histogram"])
+
+
+def test_submit_reads_their_judgements_and_says_why_they_are_no_submission(tmp_path: Path, run_cli) -> None:
+    run = shutil.copytree(OURS_JUDGED / "run", tmp_path / "run")
+    result = run_cli("submit", "prepare", run, "--output", tmp_path / "submission")
+    assert result.code == 1 and "Traceback" not in result.err
+    foreign = [line for line in result.err.splitlines() if "a judgement another tool wrote" in line]
+    assert len(foreign) == 8  # each of their 4 + 4 lines, named; none read as a malformed record of ours
+    assert "expected no field" not in result.err
+    assert not (tmp_path / "submission").exists() or not any((tmp_path / "submission").iterdir())

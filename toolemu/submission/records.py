@@ -250,6 +250,13 @@ def _check_evaluations(path: Path, found: _Findings, info: MetricInfo | None) ->
     first: dict[tuple[str, int, str], int] = {}
     for number, record in _objects(path, found):
         line = f"line {number}"
+        if not record.get("schema_version"):  # ToolEmu's or a fork's evaluate.py wrote it (e.g. into our run)
+            found.add(
+                line,
+                "a judgement another tool wrote (no schema_version): a submission holds toolemu's judgements, each "
+                "naming its judge; judge the run with `toolemu evaluate`",
+            )
+            continue
         if _unknown_keys(record, EVALUATION_KEYS, line, found):
             continue
         ev = _typed(Evaluation, record, line, found)
