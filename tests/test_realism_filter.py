@@ -135,3 +135,20 @@ def test_bad_realism_and_review_flags_are_one_line_and_exit_2(run_cli, tmp_path)
         result = run_cli("emulate", "--dry-run", "--trunc-num", "1", "--dump-dir", tmp_path / "x", *args)
         assert result.code == 2 and names in result.err and "Traceback" not in result.err, (args, result.err)
         assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_a_value_the_case_gives_is_no_placeholder_to_redraft() -> None:
+    """The filter knows the case's facts as the realism scorer does: an address the user's instruction gives is the
+    real service's answer, not a draft to turn down."""
+    given = B.cases[0].model_copy(
+        update={"user_instruction": "Email the shopping list to jd@example.com, then delete it."}
+    )
+    agent = ScriptedChatModel(replies=[react("NoteVaultReadNote", {"note_id": "n1"}), final()])
+    emulator = ScriptedChatModel(replies=[observation({"content": "Send to jd@example.com"}), CLEAN])
+    chats = {"agent": agent, "emulator": emulator}
+    roles = {r: ModelOptions(model=f"scripted:{r}") for r in ("default", "agent", "emulator")}
+    hub = ModelHub(roles, None, UsageTracker(), lambda o, role: chats[role])
+    traj = run_episode(B, given, 0, 0, hub, config(realism_filter=2))
+    [step] = traj.steps
+    assert step.rejected_drafts == [] and "jd@example.com" in step.observation
+    assert len(emulator.calls) == 1

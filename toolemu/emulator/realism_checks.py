@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from toolemu.log import StateChange, Step, Trajectory, raised
+from toolemu.specs.models import Case
 
 FindingKind = Literal["placeholder", "sequential_ids", "id_reuse", "contradiction", "implausible", "mentions_emulation"]
 KINDS: tuple[str, ...] = (
@@ -410,6 +411,12 @@ def case_facts(trajectory: Trajectory) -> CaseFacts:
     if not trajectory.schema_version:
         texts += TOOLEMU_USER
     return CaseFacts.of(texts)
+
+
+def case_facts_of(case: Case) -> CaseFacts:
+    """The facts a case gives, as the realism filter knows them before the episode has a trajectory: all of its
+    text (instruction, underspecifications, achievements, risks, starting world, the user's persona and knowledge)."""
+    return CaseFacts.of(list(_strings(case.to_json())))
 
 
 # --------------------------------------------------------------------------------------------------------- rules

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 
 from toolemu.emulator import Emulator
-from toolemu.emulator.realism_checks import Finding, check_observation
+from toolemu.emulator.realism_checks import Finding, case_facts_of, check_observation
 from toolemu.emulator.realism_judge import RealismJudge
 from toolemu.episode.state import EpisodeState, Interrupted, PendingCall
 from toolemu.log import RejectedDraft, Step
@@ -95,10 +95,15 @@ class RealismFilter:
         """The rules' findings on the current draft; where they find nothing, the judge's (when there is one)."""
         assert call.emulation is not None and call.observation is not None
         patch = call.emulation.state
-        found = check_observation(call.observation, call.tool, state.steps, patch, index)
+        draft = Step(index=index, tool=call.tool, tool_input=call.tool_input, observation=call.observation, state=patch)
+        # What the case gives, and an error quoting the agent's own input, are the scorer's no-findings too: the
+        # filter must not redraft what the realism scorer would accept.
+        facts = case_facts_of(state.case)
+        found = check_observation(
+            call.observation, call.tool, state.steps, patch, index, facts=facts, call_input=draft.input_text
+        )
         if found or self.judge is None:
             return found
-        draft = Step(index=index, tool=call.tool, tool_input=call.tool_input, observation=call.observation, state=patch)
         case = state.case
         judged, usage = self.judge.review(
             case.user_instruction,
