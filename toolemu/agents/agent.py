@@ -309,12 +309,16 @@ class Agent:
         return AgentTurn("", [], answer, reply.text, "", reply.usage, reply.latency_s, reply.reasoning)
 
     def _arguments(self, call: dict[str, Any], kits: list[Toolkit]) -> Any:
-        """A native call's arguments, without the nulls that stand for optional arguments left out (every optional
-        argument is nullable in the tools sent; a strict function must give each)."""
-        tool = next((t for kit in kits for t in kit.tools if kit.tool_full_name(t) == call["name"]), None)
-        if tool is None:
-            return call["args"]  # an unknown tool: the episode reports it as it was called
-        return drop_added_nulls(call["args"], arguments_schema(tool, bounded=self.bounded))
+        return without_added_nulls(kits, call["name"], call["args"], bounded=self.bounded)
+
+
+def without_added_nulls(kits: list[Toolkit], name: str, arguments: Any, *, bounded: bool = False) -> Any:
+    """A call's arguments without the nulls that stand for optional arguments left out, at any depth: every optional
+    argument is nullable where models and MCP clients see the tools, and a strict function must give each."""
+    tool = next((t for kit in kits for t in kit.tools if kit.tool_full_name(t) == name), None)
+    if tool is None:
+        return arguments  # an unknown tool: the episode reports it as it was called
+    return drop_added_nulls(arguments, arguments_schema(tool, bounded=bounded))
 
 
 def _call_id_of(step: Step) -> str:

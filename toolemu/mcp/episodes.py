@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolemu.agents import AgentTurn
+from toolemu.agents.agent import without_added_nulls
 from toolemu.episode import Episode, Interrupted
 from toolemu.llm import StopRun
 from toolemu.llm.secrets import clip, redact
@@ -108,7 +109,10 @@ class EpisodeSession:
             refused = self._refusal()
             if refused is not None:
                 return refused
-            tool_input = arguments if isinstance(arguments, dict) else {}
+            # As our own agent's calls: the nulls a client sent for optional arguments it left out are left out.
+            tool_input = (
+                without_added_nulls(self.episode.state.kits, tool, arguments) if isinstance(arguments, dict) else {}
+            )
             turn = AgentTurn(thought="", calls=[ToolCall(tool=tool, tool_input=tool_input, call_id=call_id)])
             failed = self._apply(turn)
             if failed is not None:
