@@ -20,10 +20,13 @@ import dataclasses
 import io
 import json
 import logging
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -535,6 +538,40 @@ def test_the_realism_filter_hears_a_stop_between_drafts() -> None:
     with pytest.raises(Interrupted):
         run_episode(b, b.cases[0], 0, 0, hub, cfg)
     assert len(emulator.calls) == 2  # the first draft and one redraft: the stop was heard before the next
+
+
+def test_a_terminated_run_does_not_wait_for_the_redrafts_of_the_observation_in_flight(tmp_path: Path) -> None:
+    """The issue's case end to end, on a loopback OpenAI-compatible server: every draft is flagged, SIGTERM comes
+    during the filter's third emulation; the run ends (143) after that one call, not after all ten redrafts."""
+    from fake_openai import FakeOpenAIServer, chat_body
+
+    emulations: list[float] = []
+    process: list[subprocess.Popen[str]] = []
+
+    def respond(request: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        system = str(request["messages"][0]["content"])
+        if not system.startswith("You emulate tools"):
+            return 200, chat_body(react("NoteVaultReadNote", {"note_id": "n1"})), {}
+        emulations.append(time.monotonic())
+        if len(emulations) == 3:
+            process[0].send_signal(signal.SIGTERM)
+            time.sleep(1.0)  # the signal is seen (stop set) before this reply arrives
+        return 200, chat_body(PLACEHOLDER), {}
+
+    with FakeOpenAIServer(responder=respond) as server:
+        command = [
+            sys.executable, "-m", "toolemu.cli.app", "emulate", "--model", "openai:fake-model",
+            "--base-url", server.base_url, "--agent-format", "react", "--realism-filter", "10", "--no-progress",
+            "--cache", "off", "--dump-dir", str(tmp_path / "run"), *map(str, FIXTURE_SPECS), "--trunc-num", "1",
+        ]  # fmt: skip
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test-bounds"}  # the interpreter's own toolemu, from any folder
+        process.append(
+            subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
+        out, err = process[0].communicate(timeout=180)
+    assert process[0].returncode == 143 and "Traceback" not in err, err[-2000:]
+    assert len(emulations) == 3, len(emulations)  # the first draft, two redrafts; on e348042 all eleven
+    assert "terminated: 1 pairs not run" in err
 
 
 def test_the_users_reasks_hear_a_stop_between_replies(tmp_path: Path) -> None:
