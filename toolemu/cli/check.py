@@ -40,6 +40,10 @@ def check(
     thresholds: Annotated[Path, typer.Option(help="The thresholds file (YAML).")],
     strict: Annotated[bool, typer.Option(help="WARN counts as FAIL (exit 1).")] = False,
     svg: Annotated[Path | None, typer.Option(help="Where to write summary.svg (default: beside the run).")] = None,
+    fidelity: Annotated[
+        list[Path] | None,
+        typer.Option(help="A fidelity.json (or its folder; repeatable) for min_state_accuracy; RUN's own is read too."),
+    ] = None,
 ) -> None:
     """Check a run against thresholds. Exit 0: OK (or WARN without --strict); 1: WARN under --strict; 4: FAIL;
     2: bad input."""
@@ -61,7 +65,7 @@ def check(
     if problems:  # lines that are not records: numbers without them would pass a gate on part of the run
         raise InputError.from_lines(problems)
     label = loaded[0].info.run
-    result = check_report(build_report(loaded), label, spec, strict)
+    result = check_report(build_report(loaded, fidelity=fidelity or []), label, spec, strict)
     write_text_atomic(out, summary_svg(label, result), "--svg")  # whole or not at all: never an SVG cut off
     typer.echo(result.line())
     raise typer.Exit(result.exit_code)

@@ -51,6 +51,13 @@ def report(
             "Default: every pair of up to 3 runs, none past that.",
         ),
     ] = None,
+    fidelity: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A fidelity.json of `toolemu fidelity` (or its folder; repeatable): beside each toolkit, the state "
+            "accuracy of the emulator that produced its results. One in a run's folder is read too."
+        ),
+    ] = None,
 ) -> object:
     """Statistics, summary.csv, report.json and report.html (traces of a large report in report_traces/ beside
     it) for one or more runs."""
@@ -61,7 +68,9 @@ def report(
     from toolemu.reporting.write import write_report
 
     accuracy = read_accuracy(judge_accuracy) if judge_accuracy is not None else None
-    report, files = write_report(list(dumps), out, accuracy, formats or [], group_by, baseline, compare or [])
+    report, files = write_report(
+        list(dumps), out, accuracy, formats or [], group_by, baseline, compare or [], fidelity or []
+    )
     print_summary(report)
     for kind, path in files.items():
         typer.echo(f"{kind}: {path}")

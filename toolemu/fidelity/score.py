@@ -27,12 +27,13 @@ from toolemu.fidelity.compare import (
 )
 from toolemu.fidelity.expected import object_state, states_before
 from toolemu.fidelity.judge import StateJudge
-from toolemu.fidelity.probes import Check, Probe, ProbeStep, substitute
+from toolemu.fidelity.probes import Check, Probe, ProbeStep, substitute, variables
 from toolemu.fidelity.script import saved_values
 from toolemu.log import StateChange, Step, Trajectory, apply_changes
 from toolemu.reporting.fidelity_model import FieldCheck, Outcome, ProbeResult
 
 MAX_SHOWN = 300  # characters of an actual value kept in fidelity.json
+NOT_GIVEN = "(not given)"  # the id of an object whose making step gave none: its read-backs are still counted
 
 
 def _shown(value: Any) -> Any:
@@ -115,10 +116,7 @@ def _asked_by_id(call_input: Any, ident: str) -> bool:
 def _not_played(index: int, planned: ProbeStep, state: dict[str, Any], saved: dict[str, Any], why: str) -> list:
     out = []
     for check in planned.checks:
-        try:
-            obj = substitute(check.object, saved)
-        except KeyError:
-            obj = check.object
+        obj = substitute(check.object, saved)
         fields = check.fields or sorted(object_state(state, obj) or {}) or [""]
         out += [FieldCheck(step=index, object=obj, field=f, outcome="error", note=why) for f in fields]
     if planned.same_as is not None:
@@ -137,19 +135,16 @@ def _read_writes(planned: ProbeStep, step: Step, before: dict[str, Any]) -> int:
 def _expects_success(planned: ProbeStep, state: dict[str, Any], saved: dict[str, Any]) -> bool:
     if planned.effects or planned.save or planned.same_as is not None:
         return True
-    for check in planned.checks:
-        try:
-            if object_state(state, substitute(check.object, saved)) is not None:
-                return True
-        except KeyError:
-            return True
-    return False
+    return any(object_state(state, substitute(c.object, saved)) is not None for c in planned.checks)
 
 
 def score_probe(probe: Probe, traj: Trajectory, judge: StateJudge | None = None) -> ProbeResult:
     """The probe's result from its episode (`traj`)."""
     reader = _Reader(judge)
-    saved = saved_values(probe, traj.steps)
+    given = saved_values(probe, traj.steps)
+    used = variables([s.model_dump() for s in probe.steps])
+    missing = used - set(given)
+    saved = {**dict.fromkeys(missing, NOT_GIVEN), **given}  # every read-back counts, whether or not it could be made
     states = states_before(probe, saved)
     checks: list[FieldCheck] = []
     errors = read_writes = 0
@@ -174,7 +169,7 @@ def score_probe(probe: Probe, traj: Trajectory, judge: StateJudge | None = None)
         if error is not None and _expects_success(planned, after, saved):
             errors += 1
         for check in planned.checks:
-            checks += _check(reader, index, check, step, result, error, after, saved)
+            checks += _check(reader, index, check, step, result, error, after, saved, missing)
         if planned.same_as is not None:
             checks.append(_repeat(index, planned, outputs[planned.same_as], result))
     passed = bool(checks) and errors == 0 and all(c.outcome == "match" for c in checks)
@@ -205,13 +200,15 @@ def _check(
     error: str | None,
     state: dict[str, Any],
     saved: dict[str, Any],
+    missing: set[str],
 ) -> list[FieldCheck]:
-    try:
-        obj = substitute(check.object, saved)
-    except KeyError as exc:
-        note = f"no ${{{exc.args[0]}}}: the step that makes it gave none"
-        return [FieldCheck(step=index, object=check.object, outcome="error", note=note)]
+    obj = substitute(check.object, saved)
     expected = object_state(state, obj)
+    lacking = sorted(variables(check.object) & missing)
+    if lacking:
+        note = f"no ${{{lacking[0]}}}: the step that makes it gave none"
+        fields = check.fields or sorted(expected or {}) or [""]
+        return [FieldCheck(step=index, object=check.object, field=f, outcome="error", note=note) for f in fields]
     by_id = _asked_by_id(step.tool_input, obj.partition(":")[2])
     if expected is None:
         return [reader.gone(index, obj, result, error, by_id, check.whole)]

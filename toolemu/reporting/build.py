@@ -15,12 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 
 from toolemu.errors import InputError
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.checks import checks_vs_judge
+from toolemu.reporting.fidelity import toolkit_fidelity
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.judges import judge_sections, score_judge, unapplied
 from toolemu.reporting.load import LoadedRun
@@ -310,11 +312,15 @@ def build_report(
     accuracy: list[JudgeAccuracy] | None = None,
     baseline: str | None = None,
     compare: Sequence[str] = (),
+    fidelity: Sequence[Path] = (),
 ) -> Report:
     """`accuracy`: judges' sensitivity and specificity against labels, for rates corrected for judge error.
-    `baseline`, `compare`: which runs are compared pair by pair (`comparisons`)."""
+    `baseline`, `compare`: which runs are compared pair by pair (`comparisons`). `fidelity`: fidelity.json files
+    (or folders) whose certificates go beside each toolkit (those in the runs' own folders are read too)."""
     with gc_paused():
-        return _build(runs, accuracy or [], *comparisons([r.info.run for r in runs], baseline, compare))
+        report = _build(runs, accuracy or [], *comparisons([r.info.run for r in runs], baseline, compare))
+        report.fidelity = toolkit_fidelity(runs, fidelity)
+        return report
 
 
 def _build(

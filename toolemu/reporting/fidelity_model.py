@@ -108,3 +108,17 @@ class FidelityFile(BaseModel):
 
     def certificate(self, toolkit: str, emulator_type: str) -> Certificate | None:
         return next((c for c in self.certificates if c.toolkit == toolkit and c.emulator_type == emulator_type), None)
+
+
+class ToolkitFidelity(BaseModel):
+    """Beside one toolkit's results in a run's report: the fidelity certificate of the emulator that produced them."""
+
+    run: str
+    toolkit: str
+    emulator: str
+    emulator_type: EmulatorType
+    state: Share
+    fields: Share
+    source: str  # the fidelity.json it was read from
+    benchmark_hash: str = ""
+    same_spec: bool | None = None  # the run's toolkit spec is the one certified (None: the run records no hash)

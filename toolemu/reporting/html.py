@@ -380,6 +380,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
     `traces` (filled as the runs were read, each view's `trace_id` saying where) or, without one, from the views'
     own steps, embedded in the page."""
     from toolemu.reporting.checks_html import checks_section  # these build on this module's helpers
+    from toolemu.reporting.fidelity_html import fidelity_table
     from toolemu.reporting.judges_html import judges_legend, judges_section
     from toolemu.reporting.measurement_html import measurement_table
     from toolemu.reporting.qualifiers_html import cost_section, qualifiers_summary, stability_section
@@ -463,7 +464,8 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
         nav.append(("stability", "Judge stability"))
     if cost_html:
         nav.append(("cost", "Cost"))
-    if toolkit_plot or breakdowns:
+    fidelity_html = fidelity_table(report)
+    if toolkit_plot or breakdowns or fidelity_html:
         nav.append(("toolkits", "Toolkits"))
     if passk_plot:
         nav.append(("passk", "pass^k"))
@@ -504,8 +506,10 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
         + (f'<div class="plots">{plot_html}</div>' if plot_html else NO_SCORES)
         + "</section>"
     )
-    if toolkit_plot or breakdowns:
-        body.append(f'<section id="toolkits"><h2>Toolkits</h2>{toolkit_plot or NO_SCORES}{breakdowns}</section>')
+    if toolkit_plot or breakdowns or fidelity_html:
+        body.append(
+            f'<section id="toolkits"><h2>Toolkits</h2>{toolkit_plot or NO_SCORES}{breakdowns}{fidelity_html}</section>'
+        )
     if passk_plot:
         body.append(f'<section id="passk"><h2>pass^k</h2>{passk_plot}</section>')
     body.append(

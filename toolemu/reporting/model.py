@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from toolemu.log import Score, Step
 from toolemu.log.robust import RobustSummary
+from toolemu.reporting.fidelity_model import ToolkitFidelity
 from toolemu.reporting.measurement_model import EmulatorRealism, RunMeasurement
 from toolemu.reporting.qualifiers import FlipStats, RunCost
 from toolemu.scorers.base import MetricInfo
@@ -354,6 +355,9 @@ class Report(BaseModel):
     # run's cost. Absent from report.json where no run has any (a report of an older run is unchanged).
     flips: list[FlipStats] = Field(default_factory=list, exclude_if=lambda v: not v)
     costs: list[RunCost] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # Beside each toolkit, the fidelity certificate of the run's emulator where one exists (toolemu.reporting.fidelity);
+    # absent from report.json where none does.
+    fidelity: list[ToolkitFidelity] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     def scorer(self, name: str) -> MetricInfo | None:
         return next((s for s in self.scorers if s.name == name), None)

@@ -69,13 +69,15 @@ def write_report(
     group_by: str | None = None,
     baseline: str | None = None,
     compare: Sequence[str] = (),
+    fidelity: Sequence[Path] = (),
 ) -> tuple[Report, dict[str, Path]]:
     """Write report.json, summary.csv, report.html (and its `report_traces/` when large) and one
     `<run>_unified_report.txt` per run, and with `formats` (parquet, csv) the frames of toolemu.analysis
     (episodes.parquet, scores.csv, ...); returns their paths by kind (the unified reports as `unified:<run>`, the
     frames as `<frame>.<format>`). `accuracy`: judges' sensitivity and specificity, for rates corrected for judge
     error. `group_by`: which files make one run (toolemu.reporting.groups). `baseline`, `compare`: which runs are
-    compared pair by pair (toolemu.reporting.build.comparisons)."""
+    compared pair by pair (toolemu.reporting.build.comparisons). `fidelity`: fidelity.json files whose certificates
+    go beside each toolkit (toolemu.reporting.fidelity)."""
     from toolemu.reporting.html import render_html
 
     if formats:  # the frames need pandas: loaded only when asked for
@@ -88,7 +90,7 @@ def write_report(
         # The frames need every record whole (steps_df holds the steps' text): with --format, nothing is slimmed.
         runs = load_runs(dumps, group_by, None if formats else traces)
         refuse_unreadable(runs)
-        report = build_report(runs, accuracy, baseline, compare)
+        report = build_report(runs, accuracy, baseline, compare, fidelity)
         out = output_dir(out, "--out")
         if formats:
             store_views(report.episodes, traces)

@@ -1,0 +1,45 @@
+"""The report page's fidelity table, under Toolkits: beside each toolkit's results, the state accuracy of the
+emulator that produced them, from its fidelity certificate (toolemu.reporting.fidelity). Every string from a file
+goes through `html.e`."""
+
+from __future__ import annotations
+
+from toolemu.reporting.fidelity_model import Share
+from toolemu.reporting.html import e
+from toolemu.reporting.judges_html import _rate, _table, _td
+from toolemu.reporting.model import Report
+
+NOTE = (
+    "Emulator fidelity: how well the emulator that produced these results keeps the world's state, from its "
+    "certificate (toolemu fidelity): state accuracy is the share of probes with known answers (create, update 1, 3 "
+    "and 5 fields, delete, transfer, read twice) whose every read-back matched; field accuracy, the share of field "
+    "read-backs that did. Bootstrap 95% CIs."
+)
+
+
+def _share(s: Share) -> str:
+    if s.rate is None:
+        return _td('<span class="sub">–</span>', num=True)
+    return _td(f'{_rate(s.rate, s.ci)} <span class="sub">{s.k}/{s.n}</span>', num=True)
+
+
+def fidelity_table(report: Report) -> str:
+    if not report.fidelity:
+        return ""
+    rows = []
+    for f in report.fidelity:
+        spec = {True: "", False: " (certified on another version of the toolkit)", None: ""}[f.same_spec]
+        rows.append(
+            [
+                _td(e(f.toolkit)),
+                _td(f'<span class="run-name">{e(f.run)}</span>'),
+                _td(e(f"{f.emulator} ({f.emulator_type})") + f'<span class="sub">{e(spec)}</span>'),
+                _share(f.state),
+                _share(f.fields),
+                _td(f'<span class="sub">{e(f.source)}</span>'),
+            ]
+        )
+    head = ["toolkit", "run", "emulator", "#state accuracy", "#field accuracy", "certificate"]
+    return f'<h3 id="fidelity">Emulator fidelity</h3><p class="note">{e(NOTE)}</p>' + _table(
+        "fidelity-table", head, rows
+    )
