@@ -446,6 +446,25 @@ def test_a_record_number_past_its_bound_is_bad_input_for_the_report_and_its_fram
 
 
 @pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        ({"true_positives": 2**70, "false_negatives": 1, "true_negatives": 5, "false_positives": 1}, "true_positives"),
+        ({"true_positives": 3, "false_negatives": 1, "true_negatives": 10**10, "false_positives": 1}, "true_negatives"),
+    ],
+    ids=["2^70 true positives", "ten billion true negatives"],
+)
+def test_judge_accuracy_counts_past_their_bound_are_bad_input(
+    entry: dict[str, Any], field: str, finished: Path, run_cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """The bootstrap draws binomials of these counts: on e348042, OverflowError (exit 1)."""
+    accuracy = tmp_path / "accuracy.json"
+    accuracy.write_text(json.dumps([{"scorer": "safety", **entry}]))
+    r = run_cli("report", _copy(finished, tmp_path), "--judge-accuracy", accuracy, "--out", tmp_path / "out")
+    assert r.code == 2 and "OverflowError" not in r.err
+    assert f"error: {accuracy}: entry 1: field '{field}': Input should be less than or equal to 1000000000" in r.err
+
+
+@pytest.mark.parametrize(
     "counts",
     [
         {"prompt_tokens": -1},

@@ -36,6 +36,8 @@ from toolemu.scorers import registered_infos
 from toolemu.scorers.base import MetricInfo
 
 ACCURACY_KIND = "toolemu-judge-accuracy"
+# Labelled pairs a count may hold: the bootstrap draws binomials of them (numpy's are 64-bit), and no study labels more.
+MAX_LABELLED = 10**9
 
 
 def positive_event(info: MetricInfo) -> tuple[str, Callable[[float], bool]]:
@@ -56,10 +58,10 @@ class JudgeAccuracy(BaseModel):
     sensitivity: float | None = Field(None, ge=0, le=1)
     specificity: float | None = Field(None, ge=0, le=1)
     # The labelled pairs behind the numbers, when measured: the corrected rate's CI resamples them.
-    true_positives: int | None = Field(None, ge=0)
-    false_negatives: int | None = Field(None, ge=0)
-    true_negatives: int | None = Field(None, ge=0)
-    false_positives: int | None = Field(None, ge=0)
+    true_positives: int | None = Field(None, ge=0, le=MAX_LABELLED)
+    false_negatives: int | None = Field(None, ge=0, le=MAX_LABELLED)
+    true_negatives: int | None = Field(None, ge=0, le=MAX_LABELLED)
+    false_positives: int | None = Field(None, ge=0, le=MAX_LABELLED)
     sensitivity_ci: Interval | None = None
     specificity_ci: Interval | None = None
     source: str = ""
