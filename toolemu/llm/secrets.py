@@ -184,8 +184,9 @@ _SHELL_WORD = r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^\s'"\\;&|<>()`])+"""
 _WORD_START = r"(?<![^\s;&|(`])"  # at the start of the text, or after a blank or an operator
 # NAME=word: an assignment before a program, after `env` or `export`.
 _ASSIGNMENT = re.compile(rf"{_WORD_START}([A-Za-z_][A-Za-z0-9_]*)=({_SHELL_WORD})", re.DOTALL)
-# --flag word, --flag=word, -flag word (the blank may be a line continuation).
-_FLAG = re.compile(rf"{_WORD_START}(--?[A-Za-z][A-Za-z0-9_.-]*)(=|(?:\s|\\\n)+)({_SHELL_WORD})", re.DOTALL)
+# --flag word, --flag=word, -flag word (the blank may be a line continuation; a word after a blank that starts with
+# '-' is the next flag, not this one's value).
+_FLAG = re.compile(rf"{_WORD_START}(--?[A-Za-z][A-Za-z0-9_.-]*)(=|(?:\s|\\\n)+(?!-))({_SHELL_WORD})", re.DOTALL)
 # "name": "value" of JSON, as given in an argument.
 _JSON_MEMBER = re.compile(r'"([A-Za-z0-9_.-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"')
 # An HTTP credential in a header given on the command line (-H "Authorization: Bearer ...").
@@ -290,12 +291,22 @@ def _scrub_param(match: re.Match[str]) -> str:
     return f"{sep}{name}={REDACTED}" if is_key_parameter(name) else match.group(0)
 
 
+def _json_escaped(value: str, levels: int) -> set[str]:
+    """A value inside a JSON string, inside a JSON string... `levels` deep (an observation that is JSON text, kept in
+    a record line that is JSON too), each level written either way (with or without ASCII escapes)."""
+    found, current = set(), {value}
+    for _ in range(levels):
+        current = {json.dumps(v, ensure_ascii=a)[1:-1] for v in current for a in (False, True)}
+        found |= current
+    return found
+
+
 def _escaped_forms(value: str) -> set[str]:
-    """A value as JSON (both ways), HTML and percent-encoding write it."""
+    """A value as JSON (both ways, up to four strings deep: a tool's JSON text quoting JSON, in an observation that
+    is JSON text, in a record line), HTML and percent-encoding write it."""
     return {
         value,
-        json.dumps(value, ensure_ascii=False)[1:-1],
-        json.dumps(value)[1:-1],
+        *_json_escaped(value, 4),
         html.escape(value),
         html.escape(value, quote=False),
         quote(value, safe=""),
@@ -330,14 +341,17 @@ def secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-# Where a key may be split across lines: a line break, raw or as JSON writes it (\\n, \\r), and the blanks that
-# indent the next line.
-_BREAK = re.compile(r"(?:[\r\n]|\\[nr])+[ \t]*")
+# Where a key may be split across lines: a line break, raw or as JSON writes it (\n, \r; \\n in a JSON string inside
+# another), and the blanks that indent the next line.
+_BREAK = re.compile(r"(?:[\r\n]|\\+[nr])+(?:[ \t]|\\+t)*")
+_ESCAPED_BREAK, _ESCAPED_TAB = re.compile(r"\\+[nr]"), re.compile(r"\\+t")
 
 
 def _without_breaks(text: str) -> str:
-    """`text` without its line breaks (`_BREAK`), made with str methods: searched fast, however long the text."""
-    lines = text.replace("\\r", "\n").replace("\\n", "\n").replace("\r", "\n").split("\n")
+    """`text` without its line breaks (`_BREAK`), made with str methods where it can: searched fast."""
+    if "\\" in text:
+        text = _ESCAPED_TAB.sub("\t", _ESCAPED_BREAK.sub("\n", text))
+    lines = text.replace("\r", "\n").split("\n")
     return lines[0] + "".join(line.lstrip(" \t") for line in lines[1:])
 
 
@@ -345,7 +359,7 @@ def _scrub_split(text: str, values: list[str]) -> str:
     """`text` with each of `values` scrubbed where it is split across lines. The text is searched without its breaks,
     which is fast; the places are mapped back only when a value is found."""
     if "\n" not in text and "\r" not in text and "\\n" not in text and "\\r" not in text:
-        return text
+        return text  # no break, raw or escaped (however deep: its last backslash is followed by n or r)
     joined = _without_breaks(text)
     hits = [v for v in values if v in joined]
     if not hits:
