@@ -106,6 +106,7 @@ AGENT_TIMEOUT = Amount("--agent-timeout", DAY_S, "a number of seconds")
 VLLM_STARTUP_TIMEOUT = Amount("--vllm-startup-timeout", DAY_S, "a number of seconds")
 VLLM_TENSOR_PARALLEL_SIZE = Bound("--vllm-tensor-parallel-size", 1_024, "GPUs")
 VLLM_MAX_MODEL_LEN = Bound("--vllm-max-model-len", 100_000_000, "tokens")
+VLLM_GPU_MEMORY = Amount("--vllm-gpu-memory-utilization", 1.0, "a fraction of the GPU's memory")
 EMULATOR_TEMPERATURE = Amount("--emulator-temperature", 2.0, "a temperature", zero_ok=True)  # the providers' range
 # A seed every backend takes as given: 32 bits unsigned (llama.cpp reads -1 as "a random seed").
 SEED = Bound("--seed", 2**32 - 1, "(a 32-bit seed)", least=0)
@@ -123,4 +124,5 @@ VLLM_FIELDS: dict[str, Bound | Amount] = {
     "startup_timeout": VLLM_STARTUP_TIMEOUT,
     "tensor_parallel_size": VLLM_TENSOR_PARALLEL_SIZE,
     "max_model_len": VLLM_MAX_MODEL_LEN,
+    "gpu_memory_utilization": VLLM_GPU_MEMORY,
 }
