@@ -69,11 +69,21 @@ def serve(
     token: Annotated[
         str | None,
         typer.Option(
-            help=f"The bearer token HTTP clients must send (default: ${TOKEN_ENV}, else a new one, printed).",
+            help=f"The bearer token HTTP clients must send, at least 16 characters of letters, digits and -._~+/ "
+            f"(default: ${TOKEN_ENV}, else a new one, printed).",
             rich_help_panel=_S,
             show_default=False,
         ),
     ] = None,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote",
+            help="Let --http listen on an address other than loopback (0.0.0.0, a LAN address, a host name): the token "
+            "then travels in plaintext and the DNS-rebinding checks are off; put TLS in front.",
+            rich_help_panel=_S,
+        ),
+    ] = False,
     no_final_tool: Annotated[
         bool,
         typer.Option(
@@ -127,7 +137,7 @@ def serve(
     from toolemu import api
     from toolemu.emulator import EMULATOR_TYPES
     from toolemu.llm import build_hub
-    from toolemu.mcp.serve import ServeSettings
+    from toolemu.mcp.serve import ServeSettings, check_address, check_token
     from toolemu.mcp.serve import serve as serve_toolkits
     from toolemu.specs import load_benchmark
     from toolemu.specs.load import Benchmark
@@ -139,6 +149,15 @@ def serve(
     address = _http_address(http)
     if token is not None and address is None:
         raise InputError.single("command line", "expected --http with --token (stdio needs no token)", field="--token")
+    if allow_remote and address is None:
+        raise InputError.single("command line", "expected --http with --allow-remote", field="--allow-remote")
+    if address is not None:
+        if not allow_remote:  # refused before any work; served anyway, the server warns
+            check_address(address[0], allow_remote)
+        if token is not None:
+            check_token(token, "--token")
+        elif os.environ.get(TOKEN_ENV):  # set and empty is unset
+            token = check_token(os.environ[TOKEN_ENV], TOKEN_ENV, "environment")
     settings = ServeSettings(not no_final_tool, simulator_type, max_iterations, tuple(gate or []))
     if case is not None or (not toolkit and not toolkits_path):
         bench = api.load_cases(input_path, toolkits_path)
@@ -164,19 +183,23 @@ def serve(
         case_name=case,
         toolkit_names=toolkit or [],
         http=address,
-        token=token or os.environ.get(TOKEN_ENV) or None,
+        token=token,
         announce=announce,
+        allow_remote=allow_remote,
     )
     typer.echo(f"episodes recorded: {len(result.episodes)} in {result.folder}", err=True)
     if result.episodes:
         typer.echo(f"judge them: toolemu evaluate {result.folder}   then: toolemu report {result.folder}", err=True)
+    if result.unwritten:  # as a run whose records cannot be written: one line each, exit 2
+        raise InputError([p for e in result.unwritten for p in e.problems])
+    cut = f"{result.stopped_episodes} episode(s) under way recorded as stopped" if result.stopped_episodes else ""
     if result.stop_kind in ("interrupted", "terminated"):
-        typer.echo(f"server stopped ({result.stop_kind}); every episode under way was recorded", err=True)
+        typer.echo(f"server stopped ({result.stop_kind}){'; ' + cut if cut else ''}", err=True)
         raise typer.Exit(outcome.INTERRUPTED if result.stop_kind == "interrupted" else outcome.TERMINATED)
     if result.stop_kind == "access":
-        raise InputError.single("model", f"{result.stop_reason}; the server stopped")
+        raise InputError.single("model", f"{result.stop_reason}; the server stopped{' (' + cut + ')' if cut else ''}")
     if result.stop_kind == "budget":
         then = "exit 3 (--fail-on-budget)" if fail_on_budget else "exit 0; --fail-on-budget makes it exit 3"
-        typer.echo(f"budget: {result.stop_reason}: the server stopped; that session's episode is not recorded ({then})")
+        typer.echo(f"budget: {result.stop_reason}: the server stopped{'; ' + cut if cut else ''} ({then})")
         if fail_on_budget:
             raise typer.Exit(outcome.BUDGET)

@@ -7,13 +7,22 @@ rewritten), which stays locked against other writers while the server runs; serv
 trials, as `toolemu play` does. A session that calls no tool records nothing. Concurrent sessions are separate
 episodes with their own trials. The agent is recorded as the client introduced itself (`mcp:<name>/<version>`).
 
-A budget or a refused key stops the server (the episode that ran into it is not recorded, as in a run); Ctrl-C and
-SIGTERM close every session first, so each episode under way is recorded.
+Ctrl-C, SIGTERM, a budget, a refused key, or an episode that cannot be written stops the server: no call starts,
+the calls in flight finish and their results are sent (a second Ctrl-C or SIGTERM stops waiting for them), then
+every session is closed and its episode recorded with the status `stopped` and the steps whose results its client
+was sent, never one it did not get (`EpisodeSession.cut`). An episode that cannot be written (a full disk) is said
+at once in the log, and the command then fails as a run does (exit 2, naming the file).
+
+Over HTTP the server listens on loopback only, unless `allow_remote`: the token then travels in plaintext and the
+DNS-rebinding checks are off, which is said in a warning. A token given by the user has at least `MIN_TOKEN_LEN`
+characters of RFC 6750's token alphabet (letters, digits, `-._~+/`, then `=`), and is scrubbed from all output.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import re
 import secrets
 import signal
 import socket
@@ -36,9 +45,9 @@ from toolemu.log import RunConfig, Step, Trajectory
 from toolemu.log.audit import record_gate_audit
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.lock import run_lock
-from toolemu.log.records import CLOSED_OUTPUT
+from toolemu.log.records import CLOSED_OUTPUT, STOPPED_OUTPUT
 from toolemu.mcp.episodes import ClientInfo, EpisodeSession
-from toolemu.mcp.server import EpisodeServer, bind, serve_http, serve_stdio, url_of
+from toolemu.mcp.server import EpisodeServer, bind, is_loopback, serve_http, serve_stdio, url_of
 from toolemu.mcp.tools import mcp_tools, prompts
 from toolemu.prompts.agent import policy_text
 from toolemu.specs import Benchmark, Case
@@ -48,6 +57,12 @@ log = logging.getLogger("toolemu")
 
 AGENT_TYPE, AGENT_FORMAT = "mcp", "mcp"  # what a trajectory says about an agent outside, over MCP
 NO_INSTRUCTION = "(no case: the client brings its own task)"
+MIN_TOKEN_LEN, MAX_TOKEN_LEN = 16, 1024
+TOKEN_SHAPE = re.compile(r"[A-Za-z0-9._~+/-]+=*")  # RFC 6750's b64token: what an Authorization header carries as is
+
+
+class NotRecorded(Exception):
+    """An episode could not be written to the run folder: the server stops, and the command fails (exit 2)."""
 
 
 def agent_model(client: ClientInfo | None, **more: str) -> ModelDescription:
@@ -130,8 +145,13 @@ class SessionEpisodes:
         self.prompts = prompts(instruction, policy_text([d.text for d in docs]) if docs else "")
         self.lock = threading.Lock()
         self.recorded: list[Trajectory] = []
+        self.unwritten: list[InputError] = []  # episodes that could not be written, with why
+        self.sessions: list[EpisodeSession] = []
         self.stopped: BaseException | None = None
         self.stop_seen = threading.Event()
+        self.stopping = False  # the server is stopping: a session that closes now was stopped, not closed
+        self._told = threading.Condition(self.lock)
+        self._writing = 0  # records being written
         self._next: int | None = None
 
     def open(self, client: ClientInfo) -> EpisodeSession:
@@ -140,17 +160,51 @@ class SessionEpisodes:
                 self._next = self.folder.next_trial(self.case.name)
             trial, self._next = self._next, self._next + 1
         episode = self.builder.start(self.case, self.case_idx, trial, agent=OutsideAgent())
-        return EpisodeSession(episode, on_end=self._record, on_stop=self._stop, client=client)
+        session = EpisodeSession(episode, on_end=self._record, on_stop=self._stop, client=client)
+        with self.lock:
+            self.sessions.append(session)
+        return session
 
     def closed(self, session: EpisodeSession) -> None:
-        session.end("closed", CLOSED_OUTPUT)  # the client left without a final answer the server saw
+        """The session closed without a final answer the server saw: its client left (`closed`), or the server is
+        stopping (`stopped`). Cut where the client left it; a call in flight records it when it returns."""
+        with contextlib.suppress(NotRecorded):  # said in the log; the command fails at its end
+            session.cut(*(("stopped", STOPPED_OUTPUT) if self.stopping else ("closed", CLOSED_OUTPUT)))
+
+    def settle(self) -> None:
+        """Wait until every session's episode is recorded or known not to be (a call in flight at a forced stop
+        records its episode when it returns)."""
+        with self._told:
+            self._told.wait_for(lambda: all(session.told for session in self.sessions) and not self._writing)
 
     def _record(self, session: EpisodeSession) -> None:
-        trajectory = session.finish({"agent": agent_model(session.client)})
-        models = {role: d.model for role, d in trajectory.models.items()}
+        problem: InputError | None = None
         with self.lock:
-            self.folder.add(trajectory, models)
-            self.recorded.append(trajectory)
+            self._writing += 1
+        try:
+            trajectory = session.finish({"agent": agent_model(session.client)})
+            models = {role: d.model for role, d in trajectory.models.items()}
+            with self.lock:
+                try:
+                    self.folder.add(trajectory, models)
+                except (InputError, OSError) as exc:
+                    problem = exc if isinstance(exc, InputError) else InputError.single(self.folder.path, str(exc))
+                    self.unwritten.append(problem)
+                else:
+                    self.recorded.append(trajectory)
+        finally:
+            with self.lock:
+                self._writing -= 1
+                self._told.notify_all()
+        if problem is not None:
+            self.stop_seen.set()
+            log.error(
+                "episode NOT recorded: %s trial %d: %s; the server is stopping",
+                self.case.name,
+                session.episode.state.trial,
+                problem,
+            )
+            raise NotRecorded(f"this episode could not be recorded ({problem}); the server is stopping")
         log.info("episode recorded: %s trial %d (%s)", trajectory.case_name, trajectory.trial, trajectory.status)
 
     def _stop(self, exc: BaseException) -> None:
@@ -163,12 +217,52 @@ class SessionEpisodes:
 class ServeResult:
     folder: Path
     episodes: list[Trajectory] = field(default_factory=list)
-    stop_kind: str = ""  # "", "interrupted", "terminated", "budget", "access"
+    stop_kind: str = ""  # "", "interrupted", "terminated", "budget", "access", "unwritten"
     stop_reason: str = ""
+    unwritten: list[InputError] = field(default_factory=list)  # episodes that could not be written
+    stopped_episodes: int = 0  # episodes recorded as `stopped`
 
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
+
+
+def check_token(token: str, where: str = "token", file: str = "command line") -> str:
+    """A token the user gave: long enough to guess at no better than a made one, and sendable as it is in an
+    Authorization header (RFC 6750's token alphabet). `where`: the flag or variable that gave it."""
+    if len(token) < MIN_TOKEN_LEN:
+        got = "an empty one" if not token else f"{len(token)}"
+        raise InputError.single(
+            file, f"expected a token of at least {MIN_TOKEN_LEN} characters, got {got}", field=where
+        )
+    if len(token) > MAX_TOKEN_LEN or not TOKEN_SHAPE.fullmatch(token):
+        raise InputError.single(
+            file,
+            f"expected a token of at most {MAX_TOKEN_LEN} letters, digits and -._~+/ (then =), as an Authorization "
+            "header carries it: no spaces, no other characters",
+            field=where,
+        )
+    return token
+
+
+def check_address(host: str, allow_remote: bool) -> None:
+    """Loopback only, unless `allow_remote`; then a warning says what that gives away."""
+    if is_loopback(host):
+        return
+    shown = f"[{host}]" if ":" in host else host
+    if not allow_remote:
+        raise InputError.single(
+            "command line",
+            f"{shown} is not a loopback address: the bearer token would travel in plaintext and the DNS-rebinding "
+            "checks would be off; serve on 127.0.0.1 (or localhost, [::1]) and put TLS in front, or give "
+            "--allow-remote to serve it anyway",
+            field="--http",
+        )
+    log.warning(
+        "warning: serving on %s, not loopback (--allow-remote): anyone who can reach it and read the bearer token "
+        "on the wire (plain HTTP) can play episodes into this run folder, and the DNS-rebinding checks are off",
+        shown,
+    )
 
 
 def serve(
@@ -182,9 +276,15 @@ def serve(
     http: tuple[str, int] | None = None,
     token: str | None = None,
     announce: Callable[[str, str], None] | None = None,
+    allow_remote: bool = False,
 ) -> ServeResult:
-    """Serve until the client closes stdio (one session), or until Ctrl-C / SIGTERM over HTTP. `announce(url,
-    token)` is told where the HTTP server listens, once it does."""
+    """Serve until the client closes stdio (one session), or until the server stops (Ctrl-C, SIGTERM, a budget, a
+    refused key, an episode it cannot write). `announce(url, token)` is told where the HTTP server listens, once it
+    does; `token`: the one HTTP clients must send (default: a new one); `allow_remote`: listen beyond loopback."""
+    if http is not None:
+        check_address(http[0], allow_remote)
+        if token is not None:
+            check_token(token)
     case_idx, case, bench = serve_target(bench, case_name, toolkit_names)
     gates = build_gates(list(settings.gates), hub)  # a bad gate is bad input, found before anything is written
     folder = EpisodeFolder.open(dump_dir, settings.run_config())
@@ -201,8 +301,13 @@ def serve(
                 raise InputError.single("command line", f"cannot listen on {where}: {exc}", field="--http") from None
             token = token or new_token()
         anyio.run(_main, EpisodeServer(source), source, result, sock, token, announce)
+        source.settle()  # a call in flight at a forced stop records its episode when it returns
         result.episodes = list(source.recorded)
-        if source.stopped is not None and not result.stop_kind:
+        result.stopped_episodes = sum(t.status == "stopped" for t in source.recorded)
+        result.unwritten = list(source.unwritten)
+        if result.unwritten:
+            result.stop_kind, result.stop_reason = "unwritten", str(result.unwritten[0])
+        elif source.stopped is not None and not result.stop_kind:
             result.stop_kind = "access" if isinstance(source.stopped, ModelAccessDenied) else "budget"
             result.stop_reason = str(source.stopped)
         if settings.gates:
@@ -218,16 +323,25 @@ async def _main(
     token: str | None,
     announce: Callable[[str, str], None] | None,
 ) -> None:
-    stop = anyio.Event()
+    stop, force = anyio.Event(), anyio.Event()
+
+    def halt() -> None:
+        """The server stops (not the client closing stdio): the sessions it closes are stopped."""
+        source.stopping = True
+        stop.set()
+
     async with anyio.create_task_group() as watchers:
         if threading.current_thread() is threading.main_thread():
-            watchers.start_soon(_on_signals, stop, result)
-        watchers.start_soon(_on_model_stop, stop, source)
+            watchers.start_soon(_on_signals, halt, stop, force, result)
+        watchers.start_soon(_on_model_stop, halt, stop, source)
         if sock is None:
             async with anyio.create_task_group() as serving:
                 serving.start_soon(_stdio_until, server, stop)
                 await stop.wait()
-                serving.cancel_scope.cancel()  # a signal or a stop: the session closes, its episode is recorded
+                server.stop()
+                await server.drain(force)
+                await server.close_sessions()
+                serving.cancel_scope.cancel()
         else:
             assert token is not None
             url = url_of(sock)
@@ -237,7 +351,7 @@ async def _main(
                     announce(url, token)
                 register_secret_value(token)  # shown once, where the person asked for it; scrubbed from all else
 
-            await serve_http(server, sock, token, stop, ready)
+            await serve_http(server, sock, token, stop, ready, force)
         watchers.cancel_scope.cancel()
 
 
@@ -248,15 +362,21 @@ async def _stdio_until(server: EpisodeServer, stop: anyio.Event) -> None:
         stop.set()
 
 
-async def _on_model_stop(stop: anyio.Event, source: SessionEpisodes) -> None:
+async def _on_model_stop(halt: Callable[[], None], stop: anyio.Event, source: SessionEpisodes) -> None:
+    """A budget, a refused key or an episode not written stops the server."""
     while not source.stop_seen.is_set() and not stop.is_set():
-        await anyio.sleep(0.1)
-    stop.set()
+        await anyio.sleep(0.05)
+    if source.stop_seen.is_set():
+        halt()
 
 
-async def _on_signals(stop: anyio.Event, result: ServeResult) -> None:
+async def _on_signals(halt: Callable[[], None], stop: anyio.Event, force: anyio.Event, result: ServeResult) -> None:
+    """Ctrl-C or SIGTERM stops the server; one while it is stopping stops waiting for the calls in flight."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
-            result.stop_kind = "terminated" if signum == signal.SIGTERM else "interrupted"
-            stop.set()
-            return
+            if not stop.is_set():
+                result.stop_kind = "terminated" if signum == signal.SIGTERM else "interrupted"
+                halt()
+            else:
+                force.set()
+                log.warning("stopping now: the calls in flight are cut, their steps not recorded")
