@@ -141,6 +141,7 @@ def _update(n: int) -> dict[str, Any]:
 
 
 PROBES: dict[str, Any] = {
+    "schema": "toolemu-probes/1",
     "toolkit": KIT,
     "probes": [
         {

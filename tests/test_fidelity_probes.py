@@ -141,3 +141,11 @@ def test_a_repeated_read_differs_where_a_field_changed_is_lost_or_is_new() -> No
     assert same_observation(first, {"card": {"title": "B", "size": 3, "seen_at": "10:00"}}, [])[0] == "contradiction"
     assert same_observation(first, {"card": {"title": "A", "seen_at": "10:00"}}, []) == ("lost", ["card.size"])
     assert same_observation(first, {"card": {**first["card"], "x": 1}}, []) == ("invented", ["card.x"])
+
+
+def test_validate_and_lint_pass_over_the_probe_files_beside_the_benchmark(run_cli) -> None:
+    assert sorted(PROBES.glob("*.json"))  # they live in the benchmark's folder
+    for command in ("validate", "lint"):
+        result = run_cli(command)
+        assert result.code == 0, result.err
+        assert "probes" not in result.out

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolemu.fidelity.compare import key_name
-from toolemu.fidelity.probes import Effect, Probe, ProbeFile, ProbeStep
+from toolemu.fidelity.probes import SCHEMA, Effect, Probe, ProbeFile, ProbeStep
 from toolemu.fidelity.values import quoted_options, value_for
 from toolemu.specs.models import Tool, ToolArgument, Toolkit
 from toolemu.specs.schema import returns_schema, value_schema
@@ -406,7 +406,7 @@ def derive_probes(kit: Toolkit) -> list[Probe]:
 
 
 def derive_file(kit: Toolkit, toolkit_hash: str) -> ProbeFile:
-    return ProbeFile(toolkit=kit.toolkit, toolkit_hash=toolkit_hash, probes=derive_probes(kit))
+    return ProbeFile(schema=SCHEMA, toolkit=kit.toolkit, toolkit_hash=toolkit_hash, probes=derive_probes(kit))
 
 
 def merged(kit: Toolkit, toolkit_hash: str, existing: ProbeFile | None) -> ProbeFile:
@@ -415,7 +415,9 @@ def merged(kit: Toolkit, toolkit_hash: str, existing: ProbeFile | None) -> Probe
     derived = derive_probes(kit)
     hand = [p for p in (existing.probes if existing else []) if p.source == "hand"]
     reason = existing.unprobeable if existing and not derived and not hand else None
-    return ProbeFile(toolkit=kit.toolkit, toolkit_hash=toolkit_hash, unprobeable=reason, probes=[*derived, *hand])
+    return ProbeFile(
+        schema=SCHEMA, toolkit=kit.toolkit, toolkit_hash=toolkit_hash, unprobeable=reason, probes=[*derived, *hand]
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -436,7 +438,6 @@ def main(argv: list[str] | None = None) -> None:
         existing = read_probe_file(path) if path.is_file() else None
         file = merged(bench.toolkits[name], hashes[name], existing)
         data = file.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-        data = {"schema": file.schema_, **{k: v for k, v in data.items() if k != "schema"}}
         path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"{path}: {len(file.probes)} probes ({sum(p.source == 'derived' for p in file.probes)} derived)")
 

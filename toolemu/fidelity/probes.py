@@ -2,6 +2,7 @@
 
     assets/probes/<Toolkit>.json
     {
+      "schema": "toolemu-probes/1",
       "toolkit": "RolodexContacts",
       "toolkit_hash": "sha256:...",          # the toolkit spec the probes were written for
       "probes": [
@@ -45,6 +46,7 @@ from toolemu.specs.models import Tool, Toolkit
 from toolemu.specs.schema import call_problems
 
 PROBES = ASSETS / "probes"
+SCHEMA = "toolemu-probes/1"
 ProbeKind = Literal["create_read", "update_read", "delete_read", "transfer", "read_twice"]
 PROBE_KINDS: tuple[str, ...] = ("create_read", "update_read", "delete_read", "transfer", "read_twice")
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -131,7 +133,8 @@ class Probe(_Strict):
 class ProbeFile(_Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: str = Field(default="toolemu-probes/1", alias="schema")
+    # Required: `toolemu validate` and `lint` read the benchmark's folder and pass over a file that says it is probes.
+    schema_: Literal["toolemu-probes/1"] = Field(alias="schema")  # first, as the files are written
     toolkit: str
     toolkit_hash: str = ""
     unprobeable: str | None = None  # why the toolkit cannot be probed (then no probes)

@@ -18,6 +18,8 @@ from toolemu.specs.models import Case, Toolkit
 from toolemu.specs.policy import POLICY_DIR, POLICY_NAME, PolicyDoc, PolicyFormatError, find_policy, read_policy
 
 TOOLKIT_KEYS = ("toolkit", "tools")
+# A fidelity probe file (toolemu.fidelity; assets/probes/): it lives beside the benchmark, it is not a spec.
+PROBE_SCHEMA = "toolemu-probes/"
 CASE_KEYS = ("Toolkits", "User Instruction")
 MAX_DEPTH = 64  # nesting of a spec file; ToolEmu's are 6 deep
 # The names an agent calls (name_for_model + tool name) must be one token for ReAct text and native tool calls.
@@ -361,6 +363,8 @@ def load_benchmark(
             items = read_json_items(path)
         except InputError as exc:
             problems.extend(exc.problems)
+            continue
+        if len(items) == 1 and isinstance(items[0], dict) and str(items[0].get("schema", "")).startswith(PROBE_SCHEMA):
             continue
         for index, obj in enumerate(items):
             parsed = _parse_item(path, index, obj, problems)
