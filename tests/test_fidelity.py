@@ -164,3 +164,10 @@ def test_fidelity_command_bad_input_is_one_line_and_exit_2(run_cli, tmp_path: Pa
     assert "Cardfile.json" in line and "probe create_read" in line and "steps[1].tool" in line and "GetCardz" in line
     kind = run_cli("fidelity", "--dry-run", "--out", tmp_path / "o", "--simulator-type", "sideways")
     assert kind.code == 2 and "--simulator-type" in kind.err
+
+
+def test_a_judge_that_gives_no_verdict_leaves_the_read_back_undecided(tmp_path: Path) -> None:
+    _, cert = certify(tmp_path, Rewording(), ["I would rather not say."], judge=True)
+    owners = [c for r in cert.results for c in r.checks if c.field == "owner" and c.object.startswith("card:")]
+    assert owners and all(c.outcome == "undecided" and c.note.startswith("the judge failed") for c in owners)
+    assert cert.fields.k == FIELD_READS - len(owners)

@@ -29,6 +29,8 @@ from toolemu.fidelity.expected import object_state, states_before
 from toolemu.fidelity.judge import StateJudge
 from toolemu.fidelity.probes import Check, Probe, ProbeStep, substitute, variables
 from toolemu.fidelity.script import saved_values
+from toolemu.llm import StopRun
+from toolemu.llm.secrets import clip
 from toolemu.log import StateChange, Step, Trajectory, apply_changes
 from toolemu.reporting.fidelity_model import FieldCheck, Outcome, ProbeResult
 
@@ -56,7 +58,13 @@ class _Reader:
         if check.outcome != "undecided" or self.judge is None:
             return check
         self.judged += 1
-        return check.model_copy(update={"outcome": ask(self.judge), "judged": True})
+        try:
+            outcome = ask(self.judge)
+        except StopRun:  # a budget or a refused key stops the command
+            raise
+        except Exception as exc:  # noqa: BLE001 - a judge that gives no verdict leaves the read-back undecided
+            return check.model_copy(update={"note": clip(f"the judge failed: {type(exc).__name__}: {exc}", 300)})
+        return check.model_copy(update={"outcome": outcome, "judged": True})
 
     def gone(self, index: int, obj: str, result: Any, error: str | None, by_id: bool, whole: bool) -> FieldCheck:
         if error is not None:
