@@ -171,3 +171,15 @@ def test_a_judge_that_gives_no_verdict_leaves_the_read_back_undecided(tmp_path: 
     owners = [c for r in cert.results for c in r.checks if c.field == "owner" and c.object.startswith("card:")]
     assert owners and all(c.outcome == "undecided" and c.note.startswith("the judge failed") for c in owners)
     assert cert.fields.k == FIELD_READS - len(owners)
+
+
+def test_probes_written_for_another_version_of_the_spec_are_refused(run_cli, tmp_path: Path) -> None:
+    kit, probes = write_fixture(tmp_path / "fixture")
+    stale = json.loads((probes / "Cardfile.json").read_text(encoding="utf-8"))
+    stale["toolkit_hash"] = "sha256:" + "0" * 64
+    (probes / "Cardfile.json").write_text(json.dumps(stale), encoding="utf-8")
+    result = run_cli("fidelity", "--dry-run", "--out", tmp_path / "o", "--probes", probes, "--toolkits-path", kit)
+    assert result.code == 2 and "Traceback" not in result.err
+    [line] = result.err.strip().splitlines()
+    assert "Cardfile.json" in line and "toolkit_hash" in line and "review them against the spec" in line
+    assert not (tmp_path / "o").exists()  # nothing is written for probes that may no longer fit
