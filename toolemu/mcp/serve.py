@@ -44,10 +44,11 @@ from toolemu.llm.stops import ModelAccessDenied
 from toolemu.log import RunConfig, Step, Trajectory
 from toolemu.log.audit import record_gate_audit
 from toolemu.log.episode_folder import EpisodeFolder
+from toolemu.log.layout import RUN_FILE
 from toolemu.log.lock import run_lock
 from toolemu.log.records import CLOSED_OUTPUT, STOPPED_OUTPUT
 from toolemu.mcp.episodes import ClientInfo, EpisodeSession
-from toolemu.mcp.server import EpisodeServer, bind, is_loopback, serve_http, serve_stdio, url_of
+from toolemu.mcp.server import EpisodeServer, NotRecorded, bind, is_loopback, serve_http, serve_stdio, url_of
 from toolemu.mcp.tools import mcp_tools, prompts
 from toolemu.prompts.agent import policy_text
 from toolemu.specs import Benchmark, Case
@@ -59,10 +60,6 @@ AGENT_TYPE, AGENT_FORMAT = "mcp", "mcp"  # what a trajectory says about an agent
 NO_INSTRUCTION = "(no case: the client brings its own task)"
 MIN_TOKEN_LEN, MAX_TOKEN_LEN = 16, 1024
 TOKEN_SHAPE = re.compile(r"[A-Za-z0-9._~+/-]+=*")  # RFC 6750's b64token: what an Authorization header carries as is
-
-
-class NotRecorded(Exception):
-    """An episode could not be written to the run folder: the server stops, and the command fails (exit 2)."""
 
 
 def agent_model(client: ClientInfo | None, **more: str) -> ModelDescription:
@@ -178,6 +175,8 @@ class SessionEpisodes:
             self._told.wait_for(lambda: all(session.told for session in self.sessions) and not self._writing)
 
     def _record(self, session: EpisodeSession) -> None:
+        """Add the episode to the folder; one that cannot be written (a full disk) is said at once, stops the server
+        (`NotRecorded`, which the client is told) and fails the command at its end."""
         problem: InputError | None = None
         with self.lock:
             self._writing += 1
@@ -190,22 +189,25 @@ class SessionEpisodes:
                 except (InputError, OSError) as exc:
                     problem = exc if isinstance(exc, InputError) else InputError.single(self.folder.path, str(exc))
                     self.unwritten.append(problem)
-                else:
+                appended = problem is None or problem.problems[0].file == str(self.folder.path / RUN_FILE)
+                if appended:  # run.json is written after the record: the record is there, its pair is not noted
                     self.recorded.append(trajectory)
         finally:
             with self.lock:
                 self._writing -= 1
                 self._told.notify_all()
-        if problem is not None:
-            self.stop_seen.set()
-            log.error(
-                "episode NOT recorded: %s trial %d: %s; the server is stopping",
-                self.case.name,
-                session.episode.state.trial,
-                problem,
+        where = f"{trajectory.case_name} trial {trajectory.trial} ({trajectory.status})"
+        if problem is None:
+            log.info("episode recorded: %s", where)
+            return
+        self.stop_seen.set()
+        if appended:
+            log.error("episode recorded: %s, but %s; the server is stopping", where, problem)
+            raise NotRecorded(
+                f"this episode was recorded, but the run folder was not ({problem}); the server is stopping"
             )
-            raise NotRecorded(f"this episode could not be recorded ({problem}); the server is stopping")
-        log.info("episode recorded: %s trial %d (%s)", trajectory.case_name, trajectory.trial, trajectory.status)
+        log.error("episode NOT recorded: %s: %s; the server is stopping", where, problem)
+        raise NotRecorded(f"this episode could not be recorded ({problem}); the server is stopping")
 
     def _stop(self, exc: BaseException) -> None:
         with self.lock:

@@ -68,6 +68,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 log = logging.getLogger("toolemu")
 
 
+class NotRecorded(Exception):
+    """An episode could not be written to the run folder (said in the log where it happened): the server stops, and
+    the command fails (exit 2)."""
+
+
 class _ClosedStreamNoise(logging.Filter):
     """The SDK logs an error when a session's stream is closed under it as the server shuts down: the normal end."""
 
@@ -312,6 +317,9 @@ class EpisodeServer(Server[Any, Any]):
                         answer = (arguments or {}).get("answer")
                         return session.answer(answer if isinstance(answer, str) else json.dumps(answer))
                     return session.call(name, arguments or {}, call_id)
+                except NotRecorded as exc:  # no call starts after it: the server is stopping
+                    self.stop()
+                    return CallResult(str(exc), is_error=True)
                 except Exception as exc:  # noqa: BLE001 - the client is told; the server goes on or stops
                     log.error(
                         "mcp: a call to %s failed: %s: %s", clip(name, 80), type(exc).__name__, clip(str(exc), 300)
@@ -352,10 +360,6 @@ def _refused(refusal: Refusal, where: str) -> None:
         log.warning("mcp: %s a message (%s): %s", "refused" if refusal.answer else "dropped", where, refusal.message)
 
 
-def _error_message(refusal: Refusal) -> SessionMessage:
-    return SessionMessage(types.JSONRPCMessage.model_validate(refusal.error()))
-
-
 # stdio: our own transport rather than the SDK's, whose reads of stdin block in a worker thread that no stop can
 # cancel (a client that keeps stdin open kept the server from stopping), and which passed on what it could not read.
 
@@ -390,7 +394,7 @@ def _read_lines(fd: int, lines: Callable[[bytes | None], None]) -> None:
 async def stdio_streams(stdin: int = 0, stdout: int = 1) -> AsyncIterator[tuple[Any, Any]]:
     """The client's messages from `stdin` and ours to `stdout`, one JSON-RPC message a line, each screened."""
     to_session, from_client = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    to_client, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
+    to_client, outgoing = anyio.create_memory_object_stream[SessionMessage | bytes](0)  # bytes: a refusal
     raw_in, raw_lines = anyio.create_memory_object_stream[bytes | None](16)
     token = anyio.lowlevel.current_token()
 
@@ -416,7 +420,7 @@ async def stdio_streams(stdin: int = 0, stdout: int = 1) -> AsyncIterator[tuple[
                     _refused(message, "stdin")
                     if message.answer:
                         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                            await to_client.send(_error_message(message))
+                            await to_client.send(json.dumps(message.error()).encode() + b"\n")
                     continue
                 await to_session.send(SessionMessage(message))
 
@@ -426,7 +430,11 @@ async def stdio_streams(stdin: int = 0, stdout: int = 1) -> AsyncIterator[tuple[
         try:
             async with outgoing:
                 async for message in outgoing:
-                    data = (message.message.model_dump_json(by_alias=True, exclude_none=True) + "\n").encode()
+                    data = (  # a refusal comes as its bytes: its id may be null, which no SDK message can have
+                        message
+                        if isinstance(message, bytes)
+                        else (message.message.model_dump_json(by_alias=True, exclude_none=True) + "\n").encode()
+                    )
                     await anyio.to_thread.run_sync(_write_all, stdout, data, abandon_on_cancel=True)
         finally:
             written.set()
