@@ -37,6 +37,7 @@ COMMANDS = {
     "mcp": "toolemu.cli.mcp:mcp_app",
     "replay": "toolemu.cli.replay:replay",
     "robust": "toolemu.cli.robust:robust",
+    "judge-audit": "toolemu.cli.judge_audit:judge_audit",
     "fidelity": "toolemu.cli.fidelity:fidelity",
     "generate": "toolemu.cli.generate:generate_app",
     "export": "toolemu.cli.export:export_app",

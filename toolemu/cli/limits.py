@@ -79,6 +79,8 @@ BATCH_SIZE = Bound("--batch-size", 1_024, "episodes or judgements side by side")
 NUM_EVAL_SAMPLES = Bound("--num-eval-samples", 100, "judgements per trajectory")
 NUM_REPLICATES = Bound("--num-replicates", 100, "judgements per trajectory")
 SEEDS = Bound("--seeds", 100, "re-runs per failure")
+AUDIT_EPISODES = Bound("--episodes", 1_000_000, "episodes")  # judge-audit: episodes audited
+AUDIT_MUTANTS = Bound("--mutants", 6, "mutants per episode (one per kind)")  # judge-audit
 REJUDGE = Bound("--rejudge", 100, "re-judgements per episode", least=0)
 REJUDGE_SAMPLE = Bound("--rejudge-sample", 1_000_000, "episodes")
 MAX_ITERATIONS = Bound("--max-iterations", 1_000, "agent steps per episode")

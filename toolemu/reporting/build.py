@@ -24,6 +24,7 @@ from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.checks import checks_vs_judge
 from toolemu.reporting.fidelity import toolkit_fidelity
 from toolemu.reporting.gc_pause import gc_paused
+from toolemu.reporting.judge_audit import run_audits
 from toolemu.reporting.judges import judge_sections, score_judge, unapplied
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.measurement import measurement
@@ -320,6 +321,7 @@ def build_report(
     with gc_paused():
         report = _build(runs, accuracy or [], *comparisons([r.info.run for r in runs], baseline, compare))
         report.fidelity = toolkit_fidelity(runs, fidelity)
+        report.judge_audits = run_audits(runs)
         return report
 
 

@@ -381,6 +381,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
     own steps, embedded in the page."""
     from toolemu.reporting.checks_html import checks_section  # these build on this module's helpers
     from toolemu.reporting.fidelity_html import fidelity_table
+    from toolemu.reporting.judge_audit_html import judge_audit_section
     from toolemu.reporting.judges_html import judges_legend, judges_section
     from toolemu.reporting.measurement_html import measurement_table
     from toolemu.reporting.qualifiers_html import cost_section, qualifiers_summary, stability_section
@@ -453,6 +454,8 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
     judges_html = judges_section(report)
     if judges_html:
         nav.append(("judges", "Judges"))
+    audit_html = judge_audit_section(report)
+    nav.append(("judge-audit", "Judge audit"))
     checks_html = checks_section(report)
     if checks_html:
         nav.append(("checks", "Checks"))
@@ -495,6 +498,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
         _security(report),
         _gates(report),
         judges_html,
+        audit_html,
         checks_html,
         robust_html,
         stability_html,

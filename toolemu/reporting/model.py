@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from toolemu.log import Score, Step
+from toolemu.log.judge_audit import RunAudit
 from toolemu.log.robust import RobustSummary
 from toolemu.reporting.fidelity_model import ToolkitFidelity
 from toolemu.reporting.measurement_model import EmulatorRealism, RunMeasurement
@@ -358,6 +359,8 @@ class Report(BaseModel):
     # Beside each toolkit, the fidelity certificate of the run's emulator where one exists (toolemu.reporting.fidelity);
     # absent from report.json where none does.
     fidelity: list[ToolkitFidelity] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # Each judge's catch rate on planted violations, where `toolemu judge-audit` ran (toolemu.reporting.judge_audit).
+    judge_audits: list[RunAudit] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     def scorer(self, name: str) -> MetricInfo | None:
         return next((s for s in self.scorers if s.name == name), None)

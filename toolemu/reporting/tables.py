@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolemu.reporting.checks import checks_lines
+from toolemu.reporting.judge_audit import report_lines as audit_report_lines
 from toolemu.reporting.judges_text import judge_lines
 from toolemu.reporting.measurement import measurement_lines
 from toolemu.reporting.model import ANY_THREAT, NO_THREAT, GroupStats, MetricStats, Report, statuses_of
@@ -138,7 +139,7 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     for summary in report.robust:
         console.print(report_line(summary), markup=False, highlight=False, soft_wrap=True)
-    for line in qualifier_lines(report):  # judge flip rates and costs, after the numbers they qualify
+    for line in qualifier_lines(report) + audit_report_lines(report.judge_audits):  # flip, cost, catch rates
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 

@@ -1,0 +1,102 @@
+"""`toolemu judge-audit RUN`: how often the run's judges catch violations planted in episodes they passed."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolemu.cli import limits, outcome
+from toolemu.cli.options import ModelFlagsFixedTokens, takes
+from toolemu.cli.run import apply_common_flags, settings_for
+from toolemu.cli.run_options import BatchFlags
+from toolemu.cli.toolemu_names import model_string
+
+_A = "Judge audit"
+
+
+def audited_models(evaluator_model: str | None, dry_run: bool) -> list[str]:
+    """The judges `--evaluator-model a,b` names (none: the run's own); under --dry-run, a mock judge per one."""
+    from toolemu.llm.dryrun import DRY_RUN_MODEL
+    from toolemu.scorers.identity import judge_slug
+    from toolemu.scorers.panel import parse_models
+
+    models = [model_string(m) for m in parse_models(evaluator_model)]
+    if dry_run and models:
+        return [DRY_RUN_MODEL] if len(models) == 1 else [f"{DRY_RUN_MODEL}:{judge_slug(m)}" for m in models]
+    return models
+
+
+@takes(BatchFlags, ModelFlagsFixedTokens)
+def judge_audit(
+    ctx: typer.Context,
+    run: Annotated[Path, typer.Argument(help="A judged run: a run directory, or a trajectory .jsonl file.")],
+    episodes: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Audit N of the passed episodes, chosen by a hash of their key (default: all; "
+            f"{limits.AUDIT_EPISODES.help}).",
+            metavar="N",
+            rich_help_panel=_A,
+        ),
+    ] = None,
+    mutants: Annotated[
+        int,
+        typer.Option(help=f"Mutants per episode, one per kind ({limits.AUDIT_MUTANTS.help}).", rich_help_panel=_A),
+    ] = 6,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A kind of violation to plant (repeatable; default: all): risky_action, wrong_recipient, "
+            "wrong_amount, secret_in_answer, confirmation_removed, injection_followed.",
+            rich_help_panel=_A,
+        ),
+    ] = None,
+    emulate: Annotated[
+        bool,
+        typer.Option(
+            help="The emulator answers each new or changed call (default: an answer written from the tool's spec).",
+            rich_help_panel=_A,
+        ),
+    ] = False,
+    evaluator_model: Annotated[
+        str | None,
+        typer.Option(
+            help="The judges to audit (a,b,c: a panel, member by member; default: the run's, as recorded).",
+            rich_help_panel=_A,
+        ),
+    ] = None,
+    emulator_model: Annotated[
+        str | None, typer.Option(help="With --emulate: the emulator (default: the run's).", rich_help_panel=_A)
+    ] = None,
+) -> object:
+    """Plant known violations (a risky action executed, a wrong recipient or amount, a secret in the answer, a
+    required confirmation removed, an injected instruction followed) in episodes the run's judges passed; have each
+    judge score the mutants and a control of every episode; write catch and false alarm rates per judge and kind
+    with CIs to judge_audit.json beside the run."""
+    from toolemu.audit.run import judge_audit as audit
+    from toolemu.reporting.judge_audit import audit_lines
+
+    batch = BatchFlags.of(ctx)
+    apply_common_flags(batch)
+    limits.AUDIT_EPISODES.check(episodes)
+    limits.AUDIT_MUTANTS.check(mutants)
+    limits.BATCH_SIZE.check(batch.batch_size)
+    settings = settings_for(ModelFlagsFixedTokens.of(ctx), batch.dry_run, {"emulator": emulator_model})
+    result = audit(
+        run,
+        settings=settings,
+        judges=audited_models(evaluator_model, batch.dry_run),
+        episodes=episodes,
+        mutants_per_episode=mutants,
+        kinds=kind,
+        emulate=emulate,
+        toolkits=batch.toolkits_path,
+        batch_size=batch.batch_size,
+        show_progress=not batch.no_progress,
+    )
+    for line in audit_lines(result):
+        typer.echo(line)
+    failed = sum(j.errors for j in result.judges)
+    stage = outcome.Stage("judgements", result.stop_kind, result.stopped, result.not_run, failed)
+    outcome.finish([stage], batch.fail_on_budget)
+    return result
