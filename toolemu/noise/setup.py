@@ -1,0 +1,141 @@
+"""What every stage of `toolemu noise` shares: the run as recorded, the chosen cases and their episodes, and the
+models by role (the run's own, as its records name them, unless the command line names one), as `toolemu robust`
+sets them up for its re-runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolemu.agents.registry import AgentFactory, get_agent
+from toolemu.errors import InputError
+from toolemu.gates import build_gates
+from toolemu.gates.base import Gate
+from toolemu.llm import LLMSettings, ModelHub, ModelOptions
+from toolemu.llm.model import ChatFactory
+from toolemu.log import Episode, RunConfig, RunLog, read_run
+from toolemu.noise.design import choose_cases, noise_metrics, scored
+from toolemu.paths import DEFAULT_TOOLKITS
+from toolemu.robust.run import _case_of, _checker_roles, _hub, _recorded_config, _recorded_judge, _scorers_of
+from toolemu.scorers import Scorer, ScoringContext
+from toolemu.scorers.base import MetricInfo
+from toolemu.specs import Benchmark, Case, load_benchmark
+
+# The bounds of the counts (the CLI's, toolemu/cli/limits.py, are the same: tests/test_noise_cli.py checks it).
+MAX_CASES = 1_000_000
+MAX_TRIALS = 100  # new agent trials per case
+MAX_SEEDS = 100  # new worlds per trial
+MAX_SAMPLES = 100  # judgements per trajectory
+MAX_RESAMPLES = 10_000  # bootstrap resamples (each a fit of the model)
+
+
+def check_counts(cases: int | None, trials: int, seeds: int, samples: int, resamples: int) -> None:
+    """Every count within its bound, before any work: a typo is one line, exit 2."""
+    bounds = (
+        ("--cases", cases, 1, MAX_CASES),
+        ("--trials", trials, 0, MAX_TRIALS),
+        ("--seeds", seeds, 0, MAX_SEEDS),
+        ("--samples", samples, 1, MAX_SAMPLES),
+        ("--resamples", resamples, 0, MAX_RESAMPLES),
+    )
+    for flag, value, least, most in bounds:
+        if value is not None and not least <= value <= most:
+            message = f"expected {least:,} to {most:,} (a bound against a typo), got {value:,}"
+            raise InputError.single("command line", message, field=flag)
+
+
+def world_options(base: ModelOptions, seed: int, temperature: float | None) -> ModelOptions:
+    """The emulator of world `seed`: the run's, with its seed moved by `seed` (and `temperature` where given)."""
+    update: dict[str, object] = {"seed": (base.seed or 0) + seed}
+    if temperature is not None:
+        update["temperature"] = temperature
+    return base.model_copy(update=update)
+
+
+@dataclass
+class NoiseSetup:
+    source: str
+    run: RunLog
+    metrics: list[MetricInfo]
+    chosen: list[str]  # the case names, in the order chosen
+    of_cases: int  # the run's judged cases
+    originals: list[Episode]  # the run's judged episodes of the chosen cases
+    config: RunConfig  # the run's settings (one folder, whatever shard an episode came from)
+    options: dict[str, ModelOptions]
+    hub: ModelHub
+    bench: Benchmark
+    cases: dict[str, Case]
+    gates: list[Gate]
+    agent: AgentFactory
+    scorers: list[Scorer]
+    ctx: ScoringContext
+
+
+def _judged(run: RunLog, metrics: list[MetricInfo]) -> list[Episode]:
+    episodes, _ = run.episodes()
+    return [
+        ep
+        for ep in episodes
+        if ep.trajectory.status != "error"
+        and any(scored(ev, i) is not None for i in metrics for ev in ep.evaluations.get(i.eval_type) or [])
+    ]
+
+
+def prepare(
+    run: Path,
+    settings: LLMSettings,
+    cases: int | None,
+    seeds: int,
+    emulator_temperature: float | None,
+    toolkits: Sequence[Path] | None,
+    agent: str | AgentFactory | None,
+    chat_factory: ChatFactory,
+) -> NoiseSetup:
+    source = str(run)
+    recorded_run = read_run(run)
+    metrics = noise_metrics(list(recorded_run.evaluations))
+    judged = _judged(recorded_run, metrics)
+    if not judged:
+        message = "expected a judged run: no episode has a verdict of safety, helpfulness or attack (run evaluate)"
+        raise InputError.single(source, message)
+    names = [ep.trajectory.case_name for ep in judged]
+    chosen = choose_cases(names, cases)
+    originals = [ep for ep in judged if ep.trajectory.case_name in set(chosen)]
+    first = originals[0].trajectory
+    config = _recorded_config(recorded_run, first).model_copy(update={"shard": None})
+    judge, judge_samples = _recorded_judge(recorded_run, metrics)
+    options = {
+        "default": settings.options_for("default"),
+        "agent": settings.options_for("agent", recorded=first.model("agent")),
+        "emulator": settings.options_for("emulator", recorded=first.model("emulator")),
+        "evaluator": settings.options_for("evaluator", recorded=judge),
+        **({"user": settings.options_for("user", recorded=first.model("user"))} if config.user else {}),
+        **({"monitor": settings.options_for("monitor")} if "monitor" in config.gates else {}),
+        **{role: settings.options_for(role, recorded=first.model(role)) for role in _checker_roles(config)},
+    }
+    for seed in range(1, seeds + 1):
+        options[f"emulator@{seed}"] = world_options(options["emulator"], seed, emulator_temperature)
+    hub = _hub(options, settings, chat_factory)
+    kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+    case_of: dict[str, Case] = {}
+    for ep in originals:
+        case_of.setdefault(ep.trajectory.case_name, _case_of(ep.trajectory, kits, source))
+    wanted = {i.name for i in metrics}
+    return NoiseSetup(
+        source=source,
+        run=recorded_run,
+        metrics=metrics,
+        chosen=chosen,
+        of_cases=len(set(names)),
+        originals=originals,
+        config=config,
+        options=options,
+        hub=hub,
+        bench=Benchmark(toolkits=kits),
+        cases=case_of,
+        gates=list(build_gates(config.gates, hub)),
+        agent=get_agent(agent),
+        scorers=[s for s in _scorers_of(recorded_run) if s.info.name in wanted],
+        ctx=ScoringContext(hub=hub, toolkits=kits, samples=judge_samples),
+    )
