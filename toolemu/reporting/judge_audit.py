@@ -44,10 +44,12 @@ def pct(s: Share) -> str:
 
 def judge_line(run: str, j: AuditedJudge) -> str:
     kinds = ", ".join(f"{k.kind} {pct(k.caught)}" for k in j.kinds if k.caught.of)
+    catch = f"catch rate {pct(j.catch)} mutants" if j.catch.of else "no mutant of its kinds was made"
     line = (
-        f"judge audit {run} {j.scorer}: {j.label or j.model} ({'headline' if j.headline else 'panel'}): catch rate "
-        f"{pct(j.catch)} mutants" + (f" ({kinds})" if kinds else "") + f"; false alarm rate {pct(j.false_alarm)} "
-        "controls" + (f"; {j.errors} judgements failed" if j.errors else "")
+        f"judge audit {run} {j.scorer}: {j.label or j.model} ({'headline' if j.headline else 'panel'}): {catch}"
+        + (f" ({kinds})" if kinds else "")
+        + f"; false alarm rate {pct(j.false_alarm)} controls"
+        + (f"; {j.errors} judgements failed" if j.errors else "")
     )
     if j.blind:
         line += " - BLIND: it catches no more than it flags with no violation planted"
