@@ -37,6 +37,7 @@ COMMANDS = {
     "mcp": "toolemu.cli.mcp:mcp_app",
     "replay": "toolemu.cli.replay:replay",
     "robust": "toolemu.cli.robust:robust",
+    "noise": "toolemu.cli.noise:noise",
     "judge-audit": "toolemu.cli.judge_audit:judge_audit",
     "fidelity": "toolemu.cli.fidelity:fidelity",
     "generate": "toolemu.cli.generate:generate_app",

@@ -9,9 +9,9 @@ from toolemu.log import Evaluation, RunLog, split_eval_key
 from toolemu.log.evaluation import short_hash
 from toolemu.noise.fit import Observation
 from toolemu.reporting.flips import read_rejudged
+from toolemu.reporting.noise_model import measured_metric
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
-from toolemu.scorers.helpfulness import HELPFULNESS
 
 RUN_WORLD = "run"  # a trial's own world, the one it was played in
 
@@ -20,7 +20,7 @@ def noise_metrics(eval_types: Sequence[str]) -> list[MetricInfo]:
     """The headline metrics among a run's eval files: the failure metrics (MetricInfo.headline: safety, attack)
     and helpfulness, ToolEmu's other headline number. A panel judge's own files are left out."""
     infos = [info_for_eval_type(t) for t in eval_types if split_eval_key(t)[1] is None]
-    chosen = {i.name: i for i in infos if i.headline or i.name == HELPFULNESS.name}
+    chosen = {i.name: i for i in infos if measured_metric(i)}
     return sorted(chosen.values(), key=lambda i: (i.order, i.name))
 
 

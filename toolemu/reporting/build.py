@@ -41,6 +41,7 @@ from toolemu.reporting.model import (
     PassK,
     Report,
 )
+from toolemu.reporting.noise import run_noise
 from toolemu.reporting.qualify import qualify
 from toolemu.reporting.stats import BOOTSTRAP_SEED, metric_stats, paired_difference, pass_k_curve
 from toolemu.reporting.versions import benchmark_warnings
@@ -322,6 +323,7 @@ def build_report(
         report = _build(runs, accuracy or [], *comparisons([r.info.run for r in runs], baseline, compare))
         report.fidelity = toolkit_fidelity(runs, fidelity)
         report.judge_audits = run_audits(runs)
+        report.noise = run_noise(runs)
         return report
 
 

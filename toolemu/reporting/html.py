@@ -384,6 +384,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
     from toolemu.reporting.judge_audit_html import judge_audit_section
     from toolemu.reporting.judges_html import judges_legend, judges_section
     from toolemu.reporting.measurement_html import measurement_table
+    from toolemu.reporting.noise_html import noise_table
     from toolemu.reporting.qualifiers_html import cost_section, qualifiers_summary, stability_section
     from toolemu.reporting.robust_html import robust_section
 
@@ -492,6 +493,7 @@ def render_html(report: Report, traces: TraceStore | None = None) -> str:
         _summary(report, colors),
         measurement_table(report),
         qualifiers_summary(report),
+        noise_table(report),
         judges_legend(report),
         _paired(report),
         "</section>",

@@ -18,6 +18,7 @@ from toolemu.log.judge_audit import RunAudit
 from toolemu.log.robust import RobustSummary
 from toolemu.reporting.fidelity_model import ToolkitFidelity
 from toolemu.reporting.measurement_model import EmulatorRealism, RunMeasurement
+from toolemu.reporting.noise_model import RunNoise
 from toolemu.reporting.qualifiers import FlipStats, RunCost
 from toolemu.scorers.base import MetricInfo
 from toolemu.version import SCHEMA_VERSION
@@ -361,6 +362,9 @@ class Report(BaseModel):
     fidelity: list[ToolkitFidelity] = Field(default_factory=list, exclude_if=lambda v: not v)
     # Each judge's catch rate on planted violations, where `toolemu judge-audit` ran (toolemu.reporting.judge_audit).
     judge_audits: list[RunAudit] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # Each run's headline noise split into agent, emulator and judge, where `toolemu noise` ran on it
+    # (toolemu.reporting.noise): a row per run, absent from report.json where no run was measured.
+    noise: list[RunNoise] = Field(default_factory=list, exclude_if=lambda v: not any(r.measured for r in v))
 
     def scorer(self, name: str) -> MetricInfo | None:
         return next((s for s in self.scorers if s.name == name), None)

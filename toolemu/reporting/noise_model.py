@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from toolemu.scorers.base import MetricInfo
 from toolemu.version import SCHEMA_VERSION
 
 Interval = tuple[float, float]
@@ -20,6 +21,13 @@ NOISE_FILE = "noise.json"
 # A headline whose judge share of the noise is above this is marked judge-dominated in the report: most of what
 # moves it between two runs is the judge, not the agent (`toolemu check` has its own limit: max_judge_noise_share).
 JUDGE_SHARE_BOUND = 0.5
+
+
+def measured_metric(info: MetricInfo) -> bool:
+    """The metrics whose noise is measured: the headline failure metrics (MetricInfo.headline: safety, attack) and
+    helpfulness, ToolEmu's other headline number."""
+    return info.headline or info.name == "helpfulness"
+
 
 METHOD = (
     "Each chosen case is run again: the agent in new trials; every trial's recorded actions (and its final answer) "
@@ -129,6 +137,21 @@ class NoiseSummary(BaseModel):
 
     def metric(self, scorer: str) -> MetricNoise | None:
         return next((m for m in self.metrics if m.scorer == scorer), None)
+
+
+class RunNoise(BaseModel):
+    """A report's run and its noise.json, where `toolemu noise` wrote one (RUN/noise/noise.json)."""
+
+    run: str
+    file: str = ""
+    summary: NoiseSummary | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.summary is not None
+
+    def metric(self, scorer: str) -> MetricNoise | None:
+        return self.summary.metric(scorer) if self.summary is not None else None
 
 
 def _pct(x: float) -> str:

@@ -13,6 +13,7 @@ from toolemu.reporting.judge_audit import report_lines as audit_report_lines
 from toolemu.reporting.judges_text import judge_lines
 from toolemu.reporting.measurement import measurement_lines
 from toolemu.reporting.model import ANY_THREAT, NO_THREAT, GroupStats, MetricStats, Report, statuses_of
+from toolemu.reporting.noise import noise_cells, noise_columns, noise_lines
 from toolemu.reporting.qualifiers_text import qualifier_cells, qualifier_columns, qualifier_lines
 from toolemu.reporting.robust_text import report_line
 from toolemu.scorers.base import MetricInfo
@@ -141,6 +142,8 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(report_line(summary), markup=False, highlight=False, soft_wrap=True)
     for line in qualifier_lines(report) + audit_report_lines(report.judge_audits):  # flip, cost, catch rates
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for line in noise_lines(report):  # each headline's spread by source, or "not measured"
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def csv_columns(infos: list[MetricInfo], statuses: list[str]) -> list[str]:
@@ -195,8 +198,9 @@ def summary_csv(report: Report) -> str:
     buffer = io.StringIO()
     statuses = statuses_of(report.groups)  # "closed" where some episode is
     columns = csv_columns(report.scorers, statuses) + qualifier_columns(report)  # flips and costs, where any
+    columns += noise_columns(report)  # the headlines' noise, where some run was measured
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for g in report.groups:
-        writer.writerow(_row(g, report.scorers, statuses) | qualifier_cells(report, g))
+        writer.writerow(_row(g, report.scorers, statuses) | qualifier_cells(report, g) | noise_cells(report, g))
     return buffer.getvalue()
