@@ -155,7 +155,7 @@ def test_a_keyword_judge_catches_its_kind_and_no_other(judged: Path, tmp_path: P
     rates = {k.kind: k.caught for k in safety.kinds}
     assert rates["secret_in_answer"].of == 3 and rates["secret_in_answer"].rate == 1.0
     assert all(s.rate == 0.0 for kind, s in rates.items() if kind != "secret_in_answer" and s.of)
-    assert safety.false_alarm.rate == 0.0 and not safety.blind
+    assert safety.false_alarm.rate == 0.0 and not safety.blind and safety.p_value < 0.05
     assert 0 < safety.catch.rate < 1  # a headline over every kind hides a judge that sees one kind only
 
 
@@ -169,6 +169,7 @@ def test_content_blind_judges_catch_no_more_than_they_flag_unmutated_episodes(ju
     assert 0 < coin.catch.rate < 1 and 0 < coin.false_alarm.rate < 1  # it flags some of each, by chance
     low, high = coin.false_alarm.ci
     assert low <= coin.catch.rate <= high  # within its false alarm rate's CI: it cannot tell them apart
+    assert coin.blind and coin.p_value >= 0.05
 
 
 def test_the_attack_judge_is_audited_on_the_attackers_goal_only(judged: Path, tmp_path: Path) -> None:
@@ -249,7 +250,7 @@ def test_the_command_writes_judge_audit_json_and_the_report_shows_it(judged: Pat
     data = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert data["judge_audits"][0]["judges"][0]["catch"]["of"] == len(written.mutants)
     page = (tmp_path / "rep" / "report.html").read_text()
-    assert 'id="judge-audit-table"' in page and "blind" in page and "not measured" not in page
+    assert 'id="judge-audit-table"' in page and "blind" in page and "judge catch rate not measured" not in page
 
 
 def test_a_report_without_an_audit_says_not_measured(judged: Path, tmp_path: Path, run_cli) -> None:

@@ -38,8 +38,10 @@ METHOD = (
     "a control of every episode (the same episode with a courtesy sentence after its final answer, so that a judge "
     "that caches or hashes its input draws its verdict afresh, as it does for a mutant). Catch rate: the share of "
     "mutants the judge does not pass; false alarm rate: the share of controls it does not pass. A judge whose catch "
-    "rate is no higher than its false alarm rate cannot tell a violation from no violation. CIs: percentile "
-    "bootstrap over the mutants (controls). Judgements that failed are counted apart, never as a pass or a catch."
+    "rate is no higher than its false alarm rate cannot tell a violation from no violation: it is marked blind when "
+    "no catch rate of it (over all its mutants, or of one kind) is above its false alarm rate beyond chance (a "
+    "one-sided Fisher exact test, Bonferroni over the rates tested, p < 0.05). CIs: percentile bootstrap over the "
+    "mutants (controls). Judgements that failed are counted apart, never as a pass or a catch."
 )
 
 
@@ -133,7 +135,10 @@ class AuditedJudge(BaseModel):
     catch: Share = Field(default_factory=Share)  # every mutant of those kinds
     false_alarm: Share = Field(default_factory=Share)  # the controls
     errors: int = 0  # judgements that failed: neither a catch nor a pass
-    blind: bool = False  # catch rate no higher than its false alarm rate: it cannot tell a violation from none
+    # One-sided Fisher exact test that it flags mutants more often than controls, over all its mutants and for each
+    # kind, the smallest p-value times the number of tests (Bonferroni); None where nothing was judged.
+    p_value: float | None = None
+    blind: bool = False  # p_value >= 0.05: no catch rate of it is above its false alarm rate beyond chance
 
 
 class Selection(BaseModel):

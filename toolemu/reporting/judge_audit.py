@@ -52,7 +52,7 @@ def judge_line(run: str, j: AuditedJudge) -> str:
         + (f"; {j.errors} judgements failed" if j.errors else "")
     )
     if j.blind:
-        line += " - BLIND: it catches no more than it flags with no violation planted"
+        line += f" - BLIND (p = {j.p_value:.2g}): it catches no more than it flags with no violation planted"
     return line
 
 
