@@ -37,4 +37,4 @@ def test_a_strong_double_run_audited_through_the_emulator(serve, tmp_path, monke
     assert len(double.log) - before == sum(audit.calls.values()) >= emulated + judged
     safety = next(j for j in audit.judges if j.scorer == "safety")
     assert safety.catch.of > 0 and safety.false_alarm.of == audit.selection.audited
-    assert safety.blind and all(j.blind for j in audit.judges)  # no catch rate above its false alarms
+    assert safety.blind and all(j.blind for j in audit.judges if j.catch.of)  # no catch rate above its false alarms

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
+from toolemu.audit.emulate import emulate_drafts
 from toolemu.audit.facts import case_texts, values_in
 from toolemu.audit.judges import JudgeSpec, audited_kinds, audited_scorers, named_judges, recorded_judges
 from toolemu.audit.mutate import Draft, Subject, control, mutants
@@ -27,14 +25,12 @@ from toolemu.llm import LLMSettings, ModelHub, ResponseCache, UsageTracker, buil
 from toolemu.llm.model import ChatFactory
 from toolemu.llm.registry import get_provider
 from toolemu.llm.secrets import clip, load_dotenv_file
-from toolemu.llm.stops import StopRun
-from toolemu.log import Episode, Evaluation, Trajectory, raised, read_run, write_json_atomic
+from toolemu.log import Episode, Evaluation, Trajectory, read_run, write_json_atomic
 from toolemu.log.evaluation import short_hash
 from toolemu.log.judge_audit import (
     KINDS,
     AuditedJudge,
     Control,
-    Edit,
     JudgeAuditFile,
     MutantResult,
     MutationKind,
@@ -50,7 +46,7 @@ from toolemu.scorers import ScoringContext, info_for_eval_type, score_trajectory
 from toolemu.scorers.checks import parse_checks
 from toolemu.scorers.identity import identity_of
 from toolemu.scorers.panel import with_panel
-from toolemu.specs import Case, load_benchmark
+from toolemu.specs import load_benchmark
 from toolemu.specs.models import Toolkit
 
 MAX_EPISODES = 1_000_000  # the CLI's bounds (toolemu/cli/limits.py)
@@ -218,7 +214,10 @@ class Audit:
             out.not_made += [NotMade(case_name=t.case_name, trial=t.trial, kind=k, reason=why) for k, why in missed]
         stop: PoolOutcome[Any] = PoolOutcome()
         if emulate:
-            drafts, stop = self.emulate_all(drafts, audited[0].trajectory.simulator_type)
+            kind = audited[0].trajectory.simulator_type
+            emulator = Emulator(self.hub.model("emulator"), kind if kind in EMULATOR_TYPES else "adv_thought")
+            drafts, missed, stop = emulate_drafts(drafts, emulator, self.kits, self.batch_size, self.show_progress)
+            out.not_made += missed
         controls = [control(ep.trajectory) for ep in audited]
         out.controls = [Control(case_name=t.case_name, trial=t.trial, edit=edit) for t, edit in controls]
         out.mutants = [MutantResult(mutation=d.mutation) for d in drafts]
@@ -244,30 +243,6 @@ class Audit:
         out.cost_usd = sum(u.cost_usd for u in usage.values())
         out.calls_per_episode = (sum(out.calls.values()) + out.cache_hits) / len(audited)
         out.stopped, out.stop_kind, out.not_run = stop.stop_reason, stop.stop_kind, len(stop.not_run)
-
-    def emulate_all(self, drafts: list[Draft], simulator: str) -> tuple[list[Draft], PoolOutcome[Draft]]:
-        """The emulator answers each mutant's new or changed call; a mutant it would not carry out is not made."""
-        kind = simulator if simulator in EMULATOR_TYPES else "adv_thought"
-        emulator = Emulator(self.hub.model("emulator"), kind)
-        todo = [d for d in drafts if d.emulate_step is not None]
-        why_not: dict[int, str] = {}
-
-        def record(draft: Draft, why: str) -> Recorded:
-            if why:
-                why_not[id(draft)] = why
-            return Recorded(failed=bool(why))
-
-        work = partial(_emulated, emulator=emulator, kits=self.kits)
-        stop = run_pool(todo, work, record, workers=self.batch_size, label="mutants", show_progress=self.show_progress)
-        for d in stop.not_run:
-            why_not[id(d)] = f"not emulated ({stop.stop_reason})"
-        for d in drafts:
-            if id(d) in why_not:
-                m = d.mutation
-                self.out.not_made.append(
-                    NotMade(case_name=m.case_name, trial=m.trial, kind=m.kind, reason=why_not[id(d)])
-                )
-        return [d for d in drafts if id(d) not in why_not], stop
 
     def judge_all(self, controls: list[Trajectory], drafts: list[Draft]) -> PoolOutcome[Task]:
         """Every judge scores every control and every mutant of a kind it is audited on, where its scorer applies."""
@@ -301,36 +276,3 @@ class Audit:
 
 
 Task = tuple[JudgeSpec, str, int]  # (judge, "control" or "mutant", its position)
-
-
-def _emulated(draft: Draft, emulator: Emulator, kits: dict[str, Toolkit]) -> str:
-    """Have the emulator answer the mutant's new or changed call, with the steps before it as the episode so far;
-    "" when done, else why the mutant is not made. A stop (a budget, a refused key) propagates."""
-    traj, at = draft.trajectory, draft.emulate_step
-    assert at is not None
-    try:
-        case = Case.model_validate(traj.case)
-    except ValidationError as exc:
-        return f"the recorded case cannot be read as a case ({exc.errors()[0]['msg']})"
-    step = traj.steps[at]
-    case_kits = [kits[n] for n in case.toolkits if n in kits]
-    try:
-        emulation = emulator.emulate(
-            case, case_kits, traj.steps[:at], step.tool, step.tool_input, f"judge-audit|{draft.mutation.id}"
-        )
-    except StopRun:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a model failure: this mutant is not made, the audit goes on
-        return f"the emulator failed: {clip(f'{type(exc).__name__}: {exc}', 300)}"
-    if emulation.invalid_call or raised(emulation.observation):
-        return f"the emulator did not carry the call out: {clip(emulation.observation, 300)}"
-    steps = list(traj.steps)
-    steps[at] = step.model_copy(update={"observation": emulation.observation, "state": emulation.state})
-    draft.trajectory = traj.model_copy(update={"steps": steps})
-    draft.mutation.made_by = "emulator"
-    edit = next((e for e in draft.mutation.edits if e.op == "change_observation" and e.step == at), None)
-    if edit is None:
-        edit = Edit(op="change_observation", step=at, tool=step.tool, before=clip(step.observation, 600))
-        draft.mutation.edits.append(edit)
-    edit.after = clip(emulation.observation, 600)
-    return ""

@@ -44,7 +44,7 @@ def pct(s: Share) -> str:
 
 def judge_line(run: str, j: AuditedJudge) -> str:
     kinds = ", ".join(f"{k.kind} {pct(k.caught)}" for k in j.kinds if k.caught.of)
-    catch = f"catch rate {pct(j.catch)} mutants" if j.catch.of else "no mutant of its kinds was made"
+    catch = f"catch rate {pct(j.catch)} mutants" if j.catch.of else "no mutant of its kinds was judged"
     line = (
         f"judge audit {run} {j.scorer}: {j.label or j.model} ({'headline' if j.headline else 'panel'}): {catch}"
         + (f" ({kinds})" if kinds else "")
