@@ -296,3 +296,17 @@ def test_an_unjudged_run_is_refused(judged: Path, tmp_path: Path, run_cli) -> No
         f.unlink()
     result = run_cli("judge-audit", run, "--dry-run")
     assert result.code == 2 and "expected a run judged by a headline judge" in result.err
+
+
+def test_a_toolemu_dump_is_audited_with_the_judges_named(tmp_path: Path, run_cli) -> None:
+    """ToolEmu's eval records do not name their judge: the command says so, and audits the judges it is given."""
+    fixtures = Path(__file__).parent / "fixtures"
+    for f in (fixtures / "quitting_dumps").glob("gpt-4o-mini_naive_0101_130000*.jsonl"):
+        shutil.copy(f, tmp_path / f.name)
+    dump = tmp_path / "gpt-4o-mini_naive_0101_130000.jsonl"
+    kits = fixtures / "toolemu_toolkits.json"
+    refused = run_cli("judge-audit", dump, "--dry-run", "--toolkits-path", kits)
+    assert refused.code == 2 and "--evaluator-model" in refused.err and "Traceback" not in refused.err
+    audit = judge_audit(dump, settings=MOCK, judges=["auditjudge:alarmist"], toolkits=[kits])
+    assert audit.selection.episodes > 0 and audit.judges[0].false_alarm.rate == 1.0
+    assert (tmp_path / "gpt-4o-mini_naive_0101_130000_judge_audit.json").is_file()

@@ -169,6 +169,9 @@ def judge_audit(
         message = "expected a run judged by a headline judge (safety, attack): run toolemu evaluate first"
         raise InputError.single(str(run), message)
     specs = recorded_judges(recorded, scorers)
+    if not specs and not judges:
+        message = "expected its judges named in its eval records (ToolEmu's do not name them): --evaluator-model M"
+        raise InputError.single(str(run), message)
     if judges:
         samples = max((j.samples for j in specs), default=1)
         settings, _ = with_panel(settings, list(judges))
