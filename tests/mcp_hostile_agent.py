@@ -8,6 +8,7 @@ final_answer. With one it prints "my key is KEY" as its answer on stdout (and to
                    of the Bearer credential in its -H header;
 --answer-basic     the Basic header of its --endpoint URL's userinfo.
 --split breaks the key over three lines. --crash writes "crashing with KEY" (of --api-key) to stderr and exits 3.
+--loop (playing over MCP) calls the tool until the run stops, then waits.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def basic_of(url: str) -> str:
     return base64.b64encode(pair.encode()).decode()
 
 
-async def play() -> None:
+async def play(loop: bool = False) -> None:
     import httpx
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
@@ -63,6 +64,10 @@ async def play() -> None:
         prompt = (await session.get_prompt("instruction")).messages[0].content.text  # type: ignore[union-attr]
         tools = (await session.list_tools()).tools
         result = await session.call_tool("NoteVaultReadNote", {"note_id": "n1"})
+        while loop:  # call until the run stops, then stay (only the runner ends it)
+            if result.isError and "run is stopping" in result.content[0].text:  # type: ignore[union-attr]
+                await asyncio.sleep(300)
+            result = await session.call_tool("NoteVaultReadNote", {"note_id": "n1"})
         received: dict[str, Any] = {
             "prompt": prompt,
             "tools": json.dumps([t.model_dump(mode="json") for t in tools]),
@@ -85,7 +90,7 @@ def main(args: list[str]) -> int:
     elif "--answer-basic" in args:
         key = basic_of(argument(args, "--endpoint") or "")
     else:
-        asyncio.run(play())
+        asyncio.run(play(loop="--loop" in args))
         return 0
     if "--split" in args:
         key = f"{key[:7]}\n    {key[7:19]}\n\t{key[19:]}"
