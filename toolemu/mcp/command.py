@@ -8,10 +8,17 @@ The driver then, in the pool's worker thread and an event loop of its own:
 
 1. serves that one episode over MCP (streamable HTTP on a free loopback port, with a token made for it), every
    session of the command sharing the episode (`EpisodeSession`: each call is one turn through the pipeline);
-2. runs the command through the shell, with TOOLEMU_MCP_URL, TOOLEMU_MCP_TOKEN, TOOLEMU_INSTRUCTION and TOOLEMU_CASE
-   added to its environment, in a process group of its own;
+2. runs the command through the shell, with TOOLEMU_MCP_URL, TOOLEMU_MCP_TOKEN, TOOLEMU_INSTRUCTION (scrubbed, as
+   the instruction prompt gives it), TOOLEMU_CASE and TOOLEMU_AGENT_ID added to its environment, in a session and
+   process group of its own;
 3. waits for it to exit, the episode to end (its final_answer call or the step limit; the command then has a few
-   seconds to exit before it is stopped), the time limit, or a stop of the run.
+   seconds to exit before it is stopped), the time limit, or a stop of the run;
+4. then ends everything the command started, whichever way the episode ended (`end_processes`): its process group,
+   and on Linux every process whose environment carries the episode's TOOLEMU_AGENT_ID (children that left the
+   group with setsid); SIGTERM, then SIGKILL for what ignores it.
+
+The command is recorded (run.json, each trajectory) with its keys as *** (`toolemu.llm.secrets.redact_command`), and
+those keys are scrubbed from everything written from the moment the command is read.
 
 The final answer is the final_answer tool's argument, else what the command printed. A command that exits non-zero
 or runs past its time limit ends the episode in error, with the tail of its stderr (scrubbed of secrets); one that
