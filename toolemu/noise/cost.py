@@ -25,10 +25,13 @@ def noise_cost(logs: list[tuple[RunLog, set[Hashable]]], cases: int) -> NoiseCos
             for role, used in traj.usage.items():
                 if role != "total":
                     roles.setdefault(role, Usage()).add(used)
-        rejudged = read_rejudged(log).evaluations
-        for eval_type, evaluations in [*log.evaluations.items(), *rejudged.items()]:
+        rejudged = read_rejudged(log).evaluations  # never the run's: the run's verdicts are copied to eval files only
+        for eval_type, evaluations, copied in [
+            *((t, evs, reused) for t, evs in log.evaluations.items()),
+            *((t, evs, set()) for t, evs in rejudged.items()),
+        ]:
             for ev in evaluations:
-                if (eval_type, ev.key, ev.started_at) in reused or ev.status != "ok" and not ev.usage.calls:
+                if (eval_type, ev.key, ev.started_at) in copied or ev.status != "ok" and not ev.usage.calls:
                     continue
                 cost.judgements += 1
                 roles.setdefault(f"judge:{info_for_eval_type(eval_type).name}", Usage()).add(ev.usage)

@@ -21,6 +21,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -126,25 +127,74 @@ class Fit:
     start: object | None = None  # the fitted parameters: where the bootstrap's fits start
 
 
+class FitFailed(Exception):
+    """The model could not be fitted on these verdicts (every optimiser hit a singular matrix)."""
+
+
 def _unit_labels(design: Design, block: list[Part]) -> np.ndarray:
     """The units of a component that is not the residual: trials (agent first) or worlds."""
     return design.trial if block[0] == "agent" else design.world
 
 
+def _parent_labels(design: Design, block: list[Part]) -> np.ndarray:
+    """The units a component varies within: cases for the agent, trials for the emulator, worlds for the judge."""
+    return {"agent": design.case, "emulator": design.trial, "judge": design.world}[block[0]]
+
+
+def _constant_within(values: np.ndarray, labels: np.ndarray) -> bool:
+    first = np.unique(labels, return_index=True)[1]
+    inverse = np.unique(labels, return_inverse=True)[1]
+    return bool(np.all(values == values[first][inverse]))
+
+
+def _one_per_unit(design: Design, labels: np.ndarray) -> Design:
+    keep = np.sort(np.unique(labels, return_index=True)[1])
+    d = design
+    return Design(d.values[keep], d.case[keep], _dense(d.trial[keep]), _dense(d.world[keep]), d.repeated)
+
+
 def fit(design: Design, found: list[list[Part]], start: object | None = None, polish: bool = True) -> Fit:
     """REML fit of the nested model for the components `found` (the last is the residual). The cases are the
-    model's groups; with one case, whose variance cannot be told from the mean, the top component's units are."""
-    from statsmodels.regression.mixed_linear_model import MixedLM, VCSpec
-
+    model's groups; with one case, whose variance cannot be told from the mean, the top component's units are.
+    Where the residual does not vary at all within its units (a judge that gives the same verdict every time), its
+    estimate is 0, the boundary, and the rest is fitted on one value per unit (the model cannot be fitted with a
+    residual of 0). Raises FitFailed where no optimiser can fit it."""
     if not found:
         return Fit(0.0, [])
     y = design.values
     if float(np.var(y)) < MIN_SPREAD:
         return Fit(0.0, [0.0] * len(found), ["every verdict is the same: no spread to split"])
+    parent = _parent_labels(design, found[-1])
+    if _constant_within(y, parent):
+        units = _one_per_unit(design, parent)
+        note = f"{'+'.join(found[-1])}: the same verdict every time within each unit, so 0 (the boundary)"
+        if len(found) == 1:
+            return Fit(float(np.var(units.values, ddof=1)) if len(units.values) > 1 else 0.0, [0.0], [note])
+        above = fit(units, found[:-1], None, polish)
+        return Fit(above.case, [*above.noise, 0.0], [*above.notes, note])
     upper = found[:-1]
     one_case = design.cases < 2
     if one_case and not upper:  # one case, judged again only: the residual's REML estimate is the sample variance
         return Fit(0.0, [float(np.var(y, ddof=1))])
+    model = _model(design, upper, one_case)
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _optimise(model, start, polish)
+    for w in caught:
+        text = " ".join(str(w.message).split())[:300]
+        if text and text not in notes:
+            notes.append(text)
+    group_var = max(0.0, float(np.asarray(result.cov_re).ravel()[0]))
+    in_vc = upper[1:] if one_case else upper
+    vc_var = [float(v) for v in np.atleast_1d(result.vcomp)] if in_vc else []
+    noise = [max(0.0, v) for v in [*([group_var] if one_case else []), *vc_var, float(result.scale)]]
+    return Fit(0.0 if one_case else group_var, noise, notes, result.params_object)
+
+
+def _model(design: Design, upper: list[list[Part]], one_case: bool) -> Any:
+    from statsmodels.regression.mixed_linear_model import MixedLM, VCSpec
+
     groups = _unit_labels(design, upper[0]) if one_case else design.case
     in_vc = upper[1:] if one_case else upper
     vc = None
@@ -161,24 +211,29 @@ def fit(design: Design, found: list[list[Part]], start: object | None = None, po
             columns.append(cols)
             matrices.append(mats)
         vc = VCSpec(["+".join(b) for b in in_vc], columns, matrices)
-    ones = np.ones((len(y), 1))
-    model = MixedLM(y, ones, groups, exog_re=ones, exog_vc=vc)
-    notes: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = model.fit(reml=True, method=["powell"], maxiter=2000, start_params=start)
-        if polish:  # Nelder-Mead from Powell's optimum: the higher REML likelihood of the two is kept
-            again = model.fit(reml=True, method=["nm"], maxiter=2000, start_params=result.params_object)
-            if np.isfinite(again.llf) and (not np.isfinite(result.llf) or again.llf > result.llf):
-                result = again
-    for w in caught:
-        text = " ".join(str(w.message).split())[:300]
-        if text and text not in notes:
-            notes.append(text)
-    group_var = max(0.0, float(np.asarray(result.cov_re).ravel()[0]))
-    vc_var = [float(v) for v in np.atleast_1d(result.vcomp)] if in_vc else []
-    noise = [max(0.0, v) for v in [*([group_var] if one_case else []), *vc_var, float(result.scale)]]
-    return Fit(0.0 if one_case else group_var, noise, notes, result.params_object)
+    ones = np.ones((len(design.values), 1))
+    return MixedLM(design.values, ones, groups, exog_re=ones, exog_vc=vc)
+
+
+def _optimise(model: Any, start: object | None, polish: bool) -> Any:
+    """Powell, then (`polish`) Nelder-Mead from its optimum, keeping the higher REML likelihood. Where one meets a
+    singular matrix, the others are tried from the start."""
+    best, reasons = None, []
+    chain = ["powell", "nm"] if polish else ["powell"]
+    for method in [*chain, *(m for m in ("nm", "lbfgs") if m not in chain)]:
+        if best is not None and method not in chain:
+            break  # a fallback only where the chain found nothing
+        try:
+            result = model.fit(reml=True, method=[method], maxiter=2000, start_params=best.params_object if best
+                               is not None else start)  # fmt: skip
+        except (np.linalg.LinAlgError, ValueError, ZeroDivisionError) as exc:
+            reasons.append(f"{method}: {' '.join(str(exc).split())[:200]}")
+            continue
+        if best is None or (np.isfinite(result.llf) and (not np.isfinite(best.llf) or result.llf > best.llf)):
+            best = result
+    if best is None:
+        raise FitFailed("; ".join(reasons))
+    return best
 
 
 @dataclass
@@ -218,7 +273,10 @@ def split_noise(observations: Sequence[Observation], resamples: int = 200, seed:
             "the cases (use --trials, --seeds and --samples)"
         )
         return Split([], in_case, None, None, None, 0, why)
-    full = fit(design, found)
+    try:
+        full = fit(design, found)
+    except FitFailed as exc:
+        return Split([], in_case, None, None, None, 0, f"the model could not be fitted on these verdicts ({exc})")
     degenerate = full.notes[0] if full.notes and sum(full.noise) < MIN_SPREAD else ""
     merged = [b for b in found if len(b) > 1]
     if merged:
@@ -232,7 +290,7 @@ def split_noise(observations: Sequence[Observation], resamples: int = 200, seed:
     for _ in range(resamples if sum(full.noise) >= MIN_SPREAD and design.cases >= 2 else 0):
         try:
             draws.append(fit(design.resample(rng), found, full.start, polish=False).noise)
-        except (ValueError, np.linalg.LinAlgError):  # a resample the model cannot be fitted on: counted, left out
+        except (FitFailed, ValueError, np.linalg.LinAlgError):  # a resample that cannot be fitted: counted, left out
             failed += 1
     notes = [n for n in full.notes if n != degenerate]
     if failed:
