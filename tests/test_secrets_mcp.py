@@ -167,6 +167,7 @@ def test_stdio_tool_result_holds_no_echoed_key(name: str, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("name", ["bearer_plain", "basic_header", "split_crlf_indented", "json_nested_escaped"])
 def test_http_tool_result_holds_no_echoed_key(name: str, tmp_path: Path) -> None:
+    """Over HTTP: the result, the server's log and its console hold no key."""
     model = EchoingModel(ECHOES[name][1])
     with FakeOpenAIServer(responder=model, dialect=None) as server:
         key, url, userinfo, env = _echo_setup(name, server, "http")
