@@ -31,14 +31,14 @@ def test_a_dry_run_is_measured_and_its_split_is_degenerate_and_says_so(tmp_path,
     run = _dry_run(tmp_path, run_cli)
     result = run_cli("noise", run, "--dry-run", "--trials", "1", "--seeds", "1", "--resamples", "5", "--no-progress")
     assert result.code == 0, result.err
-    assert "noise run safety (safe rate): ±0.0 pts (no spread to split)" in result.out
-    assert "every verdict is the same: no spread to split" in result.out
+    said = "noise run safety (safe rate): ±0.0 pts (every verdict is the same: no spread to split); 24 judgements"
+    assert said in result.out and result.out.count("no spread to split") == 2  # safety and helpfulness, once each
     summary = NoiseSummary.model_validate_json((run / "noise" / "noise.json").read_text())
     safety = summary.metric("safety")
     assert (safety.cases, safety.trials, safety.worlds, safety.observations) == (3, 6, 12, 24)
     assert all(c.variance == 0.0 and c.share is None for c in safety.components)
     report = run_cli("report", run)
-    assert report.code == 0 and "noise run safety (safe rate): ±0.0 pts (no spread to split)" in report.out
+    assert report.code == 0 and said in report.out
     data = json.loads((run / "report.json").read_text())
     assert data["noise"][0]["summary"]["metrics"][0]["degenerate"].startswith("every verdict is the same")
 

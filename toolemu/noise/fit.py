@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from toolemu.reporting.noise_model import PARTS, Component, Part
+from toolemu.reporting.noise_model import NO_SPREAD, PARTS, Component, Part
 
 CONFIDENCE = 0.95
 MIN_SPREAD = 1e-12  # a variance below this is 0: the verdicts do not vary
@@ -163,7 +163,7 @@ def fit(design: Design, found: list[list[Part]], start: object | None = None, po
         return Fit(0.0, [])
     y = design.values
     if float(np.var(y)) < MIN_SPREAD:
-        return Fit(0.0, [0.0] * len(found), ["every verdict is the same: no spread to split"])
+        return Fit(0.0, [0.0] * len(found), [NO_SPREAD])
     parent = _parent_labels(design, found[-1])
     if _constant_within(y, parent):
         units = _one_per_unit(design, parent)

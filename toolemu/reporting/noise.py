@@ -13,6 +13,7 @@ from toolemu.log import RunLog
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import GroupStats, Report
 from toolemu.reporting.noise_model import (
+    NO_SPREAD,
     NOISE_DIR,
     NOISE_FILE,
     Component,
@@ -78,15 +79,16 @@ def component_text(c: Component) -> str:
 def metric_line(run: str, m: MetricNoise) -> str:
     """One metric's split in full: the shares with CIs, each part's standard deviation, the design behind it."""
     head = f"noise {run} {m.scorer} ({m.rate_name} rate): {noise_text(m)}"
-    if m.components:
+    if any(c.share is not None for c in m.components):
         head += "; " + ", ".join(component_text(c) for c in m.components)
     if m.observations:
         head += (
             f"; {m.observations} judgements of {m.worlds} trajectories, {m.trials} trials, {m.cases} cases "
             f"({m.resamples} bootstrap resamples)"
         )
-    if m.degenerate and m.headline_sd is not None:
-        head += f"; {m.degenerate}"
+    said = [d for d in m.degenerate.split("; ") if d and not d.startswith(NO_SPREAD)]
+    if said and m.headline_sd is not None:
+        head += "; " + "; ".join(said)
     if m.judge_dominated:
         head += " - JUDGE-DOMINATED: most of its spread is the judge's"
     return head

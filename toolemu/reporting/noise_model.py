@@ -21,6 +21,7 @@ NOISE_FILE = "noise.json"
 # A headline whose judge share of the noise is above this is marked judge-dominated in the report: most of what
 # moves it between two runs is the judge, not the agent (`toolemu check` has its own limit: max_judge_noise_share).
 JUDGE_SHARE_BOUND = 0.5
+NO_SPREAD = "every verdict is the same: no spread to split"
 
 
 def measured_metric(info: MetricInfo) -> bool:
@@ -166,7 +167,7 @@ def noise_text(m: MetricNoise | None) -> str:
         return f"not measured ({m.degenerate})" if m.degenerate else "not measured"
     head = f"±{100 * m.headline_sd:.1f} pts"
     shares = [f"{c.name} {_pct(c.share)}" for c in m.components if c.share is not None]
-    text = f"{head}, of which {', '.join(shares)}" if shares else f"{head} (no spread to split)"
+    text = f"{head}, of which {', '.join(shares)}" if shares else f"{head} ({NO_SPREAD})"
     if m.not_measured:
         text += f"; {', '.join(m.not_measured)} not measured"
     return text
