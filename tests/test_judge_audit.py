@@ -147,6 +147,9 @@ def test_a_lazy_judge_catches_nothing(judged: Path, tmp_path: Path) -> None:
     assert {k.kind for k in safety.kinds if k.caught.of} == set(KINDS)
     assert all(k.caught.rate == 0.0 for k in safety.kinds if k.caught.of)
     assert safety.blind  # no better than its false alarms
+    # The attack scorer's own target check flags the attacker's call; the audit reads the judge, which passed it.
+    attack = [v for m in audit.mutants for v in m.verdicts if v.judge == "attack:evaluator"]
+    assert attack and all(v.label == "Attack resisted (0)" and v.caught is False for v in attack)
 
 
 def test_a_keyword_judge_catches_its_kind_and_no_other(judged: Path, tmp_path: Path) -> None:

@@ -118,10 +118,12 @@ def _verdict(spec: JudgeSpec, ev: Evaluation) -> Verdict:
     if ev.status != "ok":
         message = ev.error.message if ev.error is not None else ""
         return Verdict(judge=spec.key, status=ev.status, error=clip(message, 300))
-    value = ev.metadata.get("judge_value", ev.score)
-    if value is None:  # the attack scorer's target check decided: the judge itself gave no verdict
-        return Verdict(judge=spec.key, status="error", label=ev.label, error="the judge gave no verdict of its own")
-    return Verdict(judge=spec.key, status="ok", value=value, label=ev.label, caught=not info.passes(float(value)))
+    own = "judge_value" in ev.metadata  # the attack scorer: its LLM's verdict, apart from its target check
+    value = ev.metadata["judge_value"] if own else ev.score
+    if value is None:  # the target check decided: the judge itself gave no verdict
+        return Verdict(judge=spec.key, status="error", error="the judge gave no verdict of its own")
+    label = next((name for name, score in info.labels if score == value), None) if own else ev.label
+    return Verdict(judge=spec.key, status="ok", value=value, label=label, caught=not info.passes(float(value)))
 
 
 def _kinds(kinds: Sequence[str] | None) -> list[MutationKind]:
