@@ -36,7 +36,8 @@ from mcp.types import Implementation
 from mcp_agent_helpers import CASE, TOOLEMU, announced, judge_and_report, records
 
 STOPPED = "Agent stopped: the server stopped before a final answer"
-LATENCY = "1.5"  # seconds per model call: long enough to be mid-call when a signal comes
+LATENCY = "3"  # seconds per model call: long enough to be mid-call when a signal comes
+IN_FLIGHT_S = 1.0  # after sending a call, when it is surely in flight (and a second signal after as long again)
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stop-test", "version": "1"}}
 
 
@@ -199,7 +200,7 @@ def test_stdio_ctrl_c_mid_call_answers_the_call_then_records_the_session_as_stop
     server.call(1, "first")
     first, _ = server.text(1)
     server.call(2, "in flight")
-    time.sleep(0.5)
+    time.sleep(IN_FLIGHT_S)
     server.process.send_signal(signal.SIGINT)
     second, second_error = server.text(2)
     assert second_error is False and "stopping" not in second
@@ -216,9 +217,9 @@ def test_stdio_a_second_ctrl_c_cuts_the_call_in_flight_and_leaves_its_step_out(s
     server.call(1, "first")
     first, _ = server.text(1)
     server.call(2, "cut")
-    time.sleep(0.4)
+    time.sleep(IN_FLIGHT_S)
     server.process.send_signal(signal.SIGINT)
-    time.sleep(0.3)
+    time.sleep(IN_FLIGHT_S)
     server.process.send_signal(signal.SIGINT)
     cut, cut_error = server.text(2)
     assert cut_error is True and "stopped before this call's result" in cut
@@ -234,9 +235,9 @@ def test_stdio_a_call_after_the_signal_adds_no_step(stdio: Any, tmp_path: Path) 
     server = stdio(latency=LATENCY)
     server.initialize()
     server.call(1, "in flight")
-    time.sleep(0.4)
+    time.sleep(IN_FLIGHT_S)
     server.process.send_signal(signal.SIGTERM)
-    time.sleep(0.2)
+    time.sleep(0.3)
     server.call(2, "too late")
     late, late_error = server.text(2)
     first, _ = server.text(1)
@@ -255,7 +256,7 @@ def test_stdio_end_of_input_mid_call_is_closed_with_the_steps_sent(stdio: Any, t
     server.call(1, "first")
     first, _ = server.text(1)
     server.call(2, "left in flight")
-    time.sleep(0.3)
+    time.sleep(IN_FLIGHT_S)
     assert server.process.stdin is not None
     server.process.stdin.close()
     rc, err = finish(server.process, timeout=30)
@@ -332,7 +333,7 @@ def test_http_sigterm_mid_call_answers_the_call_then_records_stopped_without_a_t
         async def play() -> list[types.CallToolResult]:
             async with HttpClient(url, token) as session:
                 first = await session.call_tool("PostboxMailSearchEmails", {"query": "first"})
-                asyncio.get_running_loop().create_task(later(0.5, lambda: process.send_signal(signal.SIGTERM)))
+                asyncio.get_running_loop().create_task(later(IN_FLIGHT_S, lambda: process.send_signal(signal.SIGTERM)))
                 second = await asyncio.wait_for(session.call_tool("PostboxMailSearchEmails", {"query": "b"}), 30)
                 return [first, second]
 
@@ -359,7 +360,7 @@ def test_http_a_second_sigterm_cuts_the_call_in_flight(tmp_path: Path) -> None:
             async with HttpClient(url, token) as session:
                 first = await session.call_tool("PostboxMailSearchEmails", {"query": "first"})
                 term = lambda: process.send_signal(signal.SIGTERM)  # noqa: E731
-                asyncio.get_running_loop().create_task(later(0.4, term, term))
+                asyncio.get_running_loop().create_task(later(IN_FLIGHT_S, term, term))
                 cut = await asyncio.wait_for(session.call_tool("PostboxMailSearchEmails", {"query": "cut"}), 30)
                 return [first, cut]
 
@@ -419,7 +420,7 @@ def test_http_a_call_of_another_session_during_the_stop_is_refused_and_adds_no_s
             async with HttpClient(url, token, "a") as a, HttpClient(url, token, "b") as b:
                 b_first = await b.call_tool("PostboxMailSearchEmails", {"query": "b first"})
                 in_flight = asyncio.ensure_future(a.call_tool("PostboxMailSearchEmails", {"query": "a in flight"}))
-                await asyncio.sleep(0.4)
+                await asyncio.sleep(IN_FLIGHT_S)
                 process.send_signal(signal.SIGTERM)
                 await asyncio.sleep(0.3)
                 b_late = await asyncio.wait_for(b.call_tool("PostboxMailSearchEmails", {"query": "b late"}), 30)
@@ -445,7 +446,7 @@ def test_sigterm_while_the_monitor_gate_judges_a_call_then_again(tmp_path: Path)
             async with HttpClient(url, token) as session:
                 first = await session.call_tool("PostboxMailSearchEmails", {"query": "first"})
                 term = lambda: process.send_signal(signal.SIGTERM)  # noqa: E731
-                asyncio.get_running_loop().create_task(later(0.3, term, term))
+                asyncio.get_running_loop().create_task(later(IN_FLIGHT_S, term, term))
                 judged = await asyncio.wait_for(session.call_tool("PostboxMailSearchEmails", {"query": "judged"}), 30)
                 return [first, judged]
 
