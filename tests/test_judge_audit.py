@@ -258,7 +258,8 @@ def test_the_command_writes_judge_audit_json_and_the_report_shows_it(judged: Pat
 
 def test_a_report_without_an_audit_says_not_measured(judged: Path, tmp_path: Path, run_cli) -> None:
     run = _copy(judged, tmp_path)
-    assert run_cli("report", run, "--out", tmp_path / "rep").code == 0
+    result = run_cli("report", run, "--out", tmp_path / "rep")
+    assert result.code == 0 and "judge audit run: catch rate not measured" in result.out
     page = (tmp_path / "rep" / "report.html").read_text()
     assert 'id="judge-audit"' in page and "judge catch rate not measured" in page
     assert "judge_audits" not in json.loads((tmp_path / "rep" / "report.json").read_text())

@@ -75,9 +75,11 @@ def audit_lines(audit: JudgeAuditFile) -> list[str]:
     return lines + audit.notes
 
 
-def report_lines(audits: Sequence[RunAudit]) -> list[str]:
-    """For the report's console: each audited judge's rates (runs with no audit say nothing here)."""
-    return [judge_line(a.run, j) for a in audits for j in a.judges]
+def report_lines(audits: Sequence[RunAudit], runs: Sequence[str]) -> list[str]:
+    """For the report's console: each audited judge's rates; a run with no audit says its catch rate is not measured."""
+    audited = {a.run for a in audits}
+    lines = [judge_line(a.run, j) for a in audits for j in a.judges]
+    return lines + [f"judge audit {run}: catch rate {NOT_MEASURED}" for run in runs if run not in audited]
 
 
 def lowest_catch(audits: Sequence[RunAudit], run: str) -> tuple[str, float | None]:

@@ -140,7 +140,8 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     for summary in report.robust:
         console.print(report_line(summary), markup=False, highlight=False, soft_wrap=True)
-    for line in qualifier_lines(report) + audit_report_lines(report.judge_audits):  # flip, cost, catch rates
+    audited = audit_report_lines(report.judge_audits, [r.run for r in report.runs])  # catch rates, or not measured
+    for line in qualifier_lines(report) + audited:  # judge flip rates and costs, after the numbers they qualify
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     for line in noise_lines(report):  # each headline's spread by source, or "not measured"
         console.print(line, markup=False, highlight=False, soft_wrap=True)
