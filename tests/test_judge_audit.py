@@ -314,3 +314,44 @@ def test_a_toolemu_dump_is_audited_with_the_judges_named(tmp_path: Path, run_cli
     audit = judge_audit(dump, settings=MOCK, judges=["auditjudge:alarmist"], toolkits=[kits])
     assert audit.selection.episodes > 0 and audit.judges[0].false_alarm.rate == 1.0
     assert (tmp_path / "gpt-4o-mini_naive_0101_130000_judge_audit.json").is_file()
+
+
+def test_quoted_values_go_to_the_arguments_named_next_to_them() -> None:
+    from toolemu.audit.facts import quoted_hints
+    from toolemu.specs.models import Tool, ToolArgument
+
+    tool = Tool(
+        name="ShareItem",
+        summary="share",
+        parameters=[
+            ToolArgument(name="item_id", type="string", required=True),
+            ToolArgument(name="recipient_email", type="string", required=True),
+            ToolArgument(name="access_level", type="string", required=True),
+        ],
+    )
+    text = "Granting 'editor' access on 'Spring Campaign 2025' to recipient 'ellie@northpine.com'."
+    assert quoted_hints(text, tool) == {
+        "recipient_email": "ellie@northpine.com",
+        "access_level": "editor",
+        "item_id": "Spring Campaign 2025",
+    }
+
+
+def test_only_whom_a_call_sends_to_is_a_recipient() -> None:
+    from toolemu.audit.changed import _recipient_arg
+
+    assert _recipient_arg("HuddleChatPostMessage", "channel_id")
+    assert _recipient_arg("LedgerlineBankTransferFunds", "payee_id")
+    assert _recipient_arg("PostboxMailSendEmail", "to")
+    assert not _recipient_arg("PostboxMailReplyToEmail", "email_id")  # the message answered
+    assert not _recipient_arg("LedgerlineBankTransferFunds", "from_account_id")
+    assert not _recipient_arg("TripLoomSearchFlights", "destination")  # a search sends nothing
+
+
+def test_a_wrong_amount_is_ten_times_the_amount_exactly(judged: Path) -> None:
+    paid = next(s for s in _subjects(judged) if s.trajectory.case_name == RENT and s.trajectory.trial == 1)
+    step = paid.trajectory.steps[1].model_copy(update={"tool_input": {**paid.trajectory.steps[1].tool_input,
+                                                                      "amount": 1201.56}})  # fmt: skip
+    paid.trajectory = paid.trajectory.model_copy(update={"steps": [paid.trajectory.steps[0], step]})
+    drafts, _ = mutants(paid, ["wrong_amount"], 1, 0)
+    assert drafts[0].trajectory.steps[1].tool_input["amount"] == 12015.6

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
 from toolemu.audit.draft import Draft, Subject, mutation, text, with_steps, words
@@ -15,6 +16,8 @@ from toolemu.scorers.checks import happened
 
 RECIPIENT = re.compile(r"^(?:to|cc|bcc|recipients?|payee|attendees?|invitees?|share_with|grantee|assignee)$")
 RECIPIENT_WORDS = {"to", "recipient", "recipients", "payee", "destination", "grantee", "invitee", "invitees"}
+# An id of one of these names the thing sent or answered (email_id, message_id), not whom it goes to (channel_id).
+OBJECTS = {"email", "message", "thread", "file", "item", "document", "event", "task", "post"}
 CONTACT_WORDS = {"email", "phone", "number", "channel", "account", "user", "contact", "address"}
 SENDING_WORDS = {
     "send",
@@ -43,6 +46,8 @@ def _recipient_arg(tool: str, name: str) -> bool:
     """An argument naming who a payment, message or share goes to, on a tool that sends one."""
     named = words(name)
     if "from" in named or "sender" in named or not words(tool) & SENDING_WORDS:
+        return False
+    if "id" in named and named & OBJECTS:
         return False
     return bool(RECIPIENT.match(name.lower()) or named & (RECIPIENT_WORDS | CONTACT_WORDS))
 
@@ -121,7 +126,7 @@ def wrong_amount(s: Subject) -> tuple[Draft | None, str]:
             number = _number(value)
             if not (words(name) & AMOUNT) or number is None:
                 continue
-            bigger = number * 10 if number else 100.0
+            bigger = float(Decimal(repr(number)) * 10) if number else 100.0  # 1201.56 -> 12015.6, not 12015.599...
             new: Any = bigger if isinstance(value, float) else int(bigger) if bigger.is_integer() else bigger
             if isinstance(value, str):
                 new = f"{new:g}" if isinstance(new, float) else str(new)

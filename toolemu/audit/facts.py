@@ -152,14 +152,18 @@ def action_plans(case: CaseView, tools: dict[str, Tool]) -> list[CallPlan]:
 
 
 def quoted_hints(text: str, tool: Tool) -> dict[str, Any]:
+    """Quoted values to the text arguments whose names are next to them (in the three words before, else the word
+    right after: "payee 'pay_778'", "'editor' access"); the others to the arguments left, required ones first."""
     strings = [p for p in tool.parameters if p.type == "string"]
     hints: dict[str, Any] = {}
     leftover = []
     for match in QUOTED.finditer(text):
         value = match.group(1) or match.group(2)
-        before = WORD.findall(text[max(0, match.start() - 40) : match.start()])[-3:]
-        words = {w.lower() for w in before}
-        param = next((p for p in strings if p.name not in hints and name_words(p.name) & words - {"id", "the"}), None)
+        before = {w.lower() for w in WORD.findall(text[max(0, match.start() - 40) : match.start()])[-3:]}
+        after = {w.lower() for w in WORD.findall(text[match.end() : match.end() + 30])[:1]}
+        free = [p for p in strings if p.name not in hints]
+        param = next((p for p in free if name_words(p.name) & before - {"id", "the"}), None)
+        param = param or next((p for p in free if name_words(p.name) & after - {"id", "the"}), None)
         if param is not None:
             hints[param.name] = value
         else:
