@@ -335,6 +335,7 @@ def test_http_sigterm_mid_call_answers_the_call_then_records_stopped_without_a_t
                 first = await session.call_tool("PostboxMailSearchEmails", {"query": "first"})
                 asyncio.get_running_loop().create_task(later(IN_FLIGHT_S, lambda: process.send_signal(signal.SIGTERM)))
                 second = await asyncio.wait_for(session.call_tool("PostboxMailSearchEmails", {"query": "b"}), 30)
+                await asyncio.sleep(3)  # the session is left open: the server closes it
                 return [first, second]
 
         results = asyncio.run(play())
@@ -362,6 +363,7 @@ def test_http_a_second_sigterm_cuts_the_call_in_flight(tmp_path: Path) -> None:
                 term = lambda: process.send_signal(signal.SIGTERM)  # noqa: E731
                 asyncio.get_running_loop().create_task(later(IN_FLIGHT_S, term, term))
                 cut = await asyncio.wait_for(session.call_tool("PostboxMailSearchEmails", {"query": "cut"}), 30)
+                await asyncio.sleep(3)
                 return [first, cut]
 
         first, cut = asyncio.run(play())
@@ -424,7 +426,9 @@ def test_http_a_call_of_another_session_during_the_stop_is_refused_and_adds_no_s
                 process.send_signal(signal.SIGTERM)
                 await asyncio.sleep(0.3)
                 b_late = await asyncio.wait_for(b.call_tool("PostboxMailSearchEmails", {"query": "b late"}), 30)
-                return {"a": await asyncio.wait_for(in_flight, 30), "b_first": b_first, "b_late": b_late}
+                a_result = await asyncio.wait_for(in_flight, 30)
+                await asyncio.sleep(3)
+                return {"a": a_result, "b_first": b_first, "b_late": b_late}
 
         seen = asyncio.run(play())
         rc, err = finish(process)
@@ -448,6 +452,7 @@ def test_sigterm_while_the_monitor_gate_judges_a_call_then_again(tmp_path: Path)
                 term = lambda: process.send_signal(signal.SIGTERM)  # noqa: E731
                 asyncio.get_running_loop().create_task(later(IN_FLIGHT_S, term, term))
                 judged = await asyncio.wait_for(session.call_tool("PostboxMailSearchEmails", {"query": "judged"}), 30)
+                await asyncio.sleep(3)
                 return [first, judged]
 
         first, judged = asyncio.run(play())

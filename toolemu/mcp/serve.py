@@ -146,7 +146,6 @@ class SessionEpisodes:
         self.sessions: list[EpisodeSession] = []
         self.stopped: BaseException | None = None
         self.stop_seen = threading.Event()
-        self.stopping = False  # the server is stopping: a session that closes now was stopped, not closed
         self._told = threading.Condition(self.lock)
         self._writing = 0  # records being written
         self._next: int | None = None
@@ -163,10 +162,15 @@ class SessionEpisodes:
         return session
 
     def closed(self, session: EpisodeSession) -> None:
-        """The session closed without a final answer the server saw: its client left (`closed`), or the server is
-        stopping (`stopped`). Cut where the client left it; a call in flight records it when it returns."""
+        """Its client closed the session before a final answer the server saw: `closed`, cut where the client left
+        it (a call in flight records it when it returns)."""
         with contextlib.suppress(NotRecorded):  # said in the log; the command fails at its end
-            session.cut(*(("stopped", STOPPED_OUTPUT) if self.stopping else ("closed", CLOSED_OUTPUT)))
+            session.cut("closed", CLOSED_OUTPUT)
+
+    def server_closed(self, session: EpisodeSession) -> None:
+        """The server closed the session as it stopped: `stopped`, cut as `closed` is."""
+        with contextlib.suppress(NotRecorded):
+            session.cut("stopped", STOPPED_OUTPUT)
 
     def settle(self) -> None:
         """Wait until every session's episode is recorded or known not to be (a call in flight at a forced stop
@@ -328,8 +332,7 @@ async def _main(
     stop, force = anyio.Event(), anyio.Event()
 
     def halt() -> None:
-        """The server stops (not the client closing stdio): the sessions it closes are stopped."""
-        source.stopping = True
+        """The server stops (not the client closing stdio): the sessions it closes are `stopped`."""
         stop.set()
 
     async with anyio.create_task_group() as watchers:

@@ -126,7 +126,8 @@ class EpisodeSource(Protocol):
         ...
 
     def closed(self, session: EpisodeSession) -> None:
-        """A session whose episode `session` is has closed."""
+        """A session whose episode `session` is has closed (its client closed it). A source may also have
+        `server_closed(session)`, for a session the server closed as it stopped (else `closed` hears of those)."""
         ...
 
 
@@ -242,8 +243,11 @@ class EpisodeServer(Server[Any, Any]):
             _SLOT.reset(token)
             try:
                 if slot.session is not None:
+                    end = self.source.closed
+                    if scope.cancel_called:  # the server closed it (`close_sessions`), not its client
+                        end = getattr(self.source, "server_closed", end)
                     with anyio.CancelScope(shield=True):  # the episode is recorded even as the server shuts down
-                        await anyio.to_thread.run_sync(self.source.closed, slot.session)
+                        await anyio.to_thread.run_sync(end, slot.session)
             finally:
                 del self._live[scope]
 
