@@ -33,7 +33,7 @@ from toolemu.log import Trajectory
 from toolemu.log.jsonl import write_text_atomic
 from toolemu.paths import output_dir
 from toolemu.pool import PoolOutcome, Recorded, run_pool
-from toolemu.reporting.fidelity_model import FIDELITY_FILE, FidelityFile, ProbeResult
+from toolemu.reporting.fidelity_model import FIDELITY_FILE, Certificate, FidelityFile, ProbeResult
 from toolemu.specs.benchmark import benchmark_identity, load_cases
 from toolemu.specs.load import Benchmark, load_benchmark
 from toolemu.specs.models import Case, Toolkit
@@ -103,6 +103,29 @@ def _selected(files: dict[str, ProbeFile], names: Sequence[str] | None, director
     return {n: files[n] for n in names}
 
 
+def _certificates(
+    builder: EpisodeBuilder,
+    kind: str,
+    items: list[Item],
+    done: dict[int, tuple[Trajectory, ProbeResult]],
+    probe_files: dict[str, ProbeFile],
+    hashes: dict[str, str],
+) -> list[Certificate]:
+    """One emulator type's certificates, a toolkit each, from the probes that ran (in the order they were given)."""
+    emulator = builder.emulator
+    assert emulator is not None
+    description = emulator.model.options.description().model_dump(mode="json")
+    out = []
+    for name, probes in sorted(probe_files.items()):
+        positions = [n for n, it in enumerate(items) if it.emulator_type == kind and it.kit.toolkit == name]
+        results = [done[n] for n in positions if n in done]
+        if results:
+            cost = sum(traj.usage["emulator"].cost_usd for traj, _ in results if "emulator" in traj.usage)
+            rows = [r for _, r in results]
+            out.append(certificate(name, hashes[name], probes, description, kind, emulator.config_id, rows, cost))
+    return out
+
+
 def certify_emulator(
     out: Path,
     *,
@@ -147,7 +170,7 @@ def certify_emulator(
             hub,
             EpisodeConfig(
                 run_id=f"fidelity-{emulator_kind(kind)}", simulator_type=kind, max_iterations=longest + 1, stop=stop
-            ),  # fmt: skip
+            ),
             Benchmark(toolkits=bench.toolkits),
         )
         for kind in simulator_types
@@ -187,27 +210,7 @@ def certify_emulator(
         stop_reason=outcome.stop_reason,
     )
     for kind in simulator_types:
-        emulator = builders[kind].emulator
-        assert emulator is not None
-        description = emulator.model.options.description().model_dump(mode="json")
-        for name, probes in sorted(probe_files.items()):
-            positions = [n for n, it in enumerate(items) if it.emulator_type == kind and it.kit.toolkit == name]
-            results = [done[n] for n in positions if n in done]
-            if not results:
-                continue
-            cost = sum(traj.usage["emulator"].cost_usd for traj, _ in results if "emulator" in traj.usage)
-            file.certificates.append(
-                certificate(
-                    name,
-                    hashes[name],
-                    probes,
-                    description,
-                    kind,
-                    emulator.config_id,
-                    [r for _, r in results],
-                    cost,
-                )
-            )
+        file.certificates += _certificates(builders[kind], kind, items, done, probe_files, hashes)
     trajectories = [done[n][0] for n in sorted(done)]
     lines = "".join(json.dumps(t.to_record(), ensure_ascii=False) + "\n" for t in trajectories)
     # Scrubbed of secrets as every record is (a model may echo a key); each file whole or not at all.
