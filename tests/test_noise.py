@@ -85,7 +85,8 @@ def test_the_cost_is_the_design_and_what_the_doubles_answered(measured) -> None:
     # Per case: 2 new trials (2 agent calls and 1 emulator call each); 3 trials x 2 new worlds replayed (1 emulator
     # call each, no agent call); 3 x 3 trajectories x 2 judgements, less the run's own verdict (reused, not asked).
     per_case = {"agent": 2 * 2, "emulator": 2 + 3 * 2, "judge:safety": 3 * 3 * 2 - 1}
-    assert {r.role: r.calls for r in summary.cost.roles} == per_case | {role: n * CASES for role, n in per_case.items()}
+    assert {r.role: r.calls for r in summary.cost.roles} == {role: n * CASES for role, n in per_case.items()}
+    assert summary.cost.cache_hits == 0  # cache off: every verdict asked
     assert summary.cost.calls_per_case == sum(per_case.values()) == 29
     assert doubles.calls == {"agent": 4 * CASES, "emulator": 8 * CASES, "judge": 17 * CASES}
     assert (summary.cost.episodes, summary.cost.judgements) == (8 * CASES, 17 * CASES)

@@ -116,9 +116,22 @@ def test_a_judge_that_never_changes_its_verdict_has_no_part_and_the_rest_is_fitt
     split = split_noise(out, resamples=10)
     assert [c.parts for c in split.components] == [["agent"], ["emulator"], ["judge"]]
     agent, emulator, judge = split.components
-    assert judge.variance == 0.0 and judge.share == 0.0 and any("judge: the same verdict" in n for n in split.notes)
+    assert judge.variance == 0.0 and judge.share == 0.0 and any("judge: 0, the boundary" in n for n in split.notes)
     trial_means = y.mean(axis=2)
     within = ((y - trial_means[..., None]) ** 2).sum() / (40 * 3 * 2)
     between = 3 * ((trial_means - trial_means.mean(axis=1, keepdims=True)) ** 2).sum() / (40 * 2)
     assert emulator.variance == pytest.approx(within, abs=1e-3)
     assert agent.variance == pytest.approx((between - within) / 3, abs=1e-3)
+
+
+def test_cases_that_each_always_get_the_same_verdict_have_all_their_spread_between_cases() -> None:
+    # The embedded model's run (docs/PERFORMANCE.md): one case always safe, the other never, whatever the trial,
+    # the world or the judgement: no noise, and the report must not say that every verdict is the same.
+    same = [Observation(f"c{c}", f"t{t}", f"w{w}", float(c % 2)) for c in range(4) for t in range(2) for w in range(2)
+            for _ in range(2)]  # fmt: skip
+    split = split_noise(same, resamples=10)
+    assert [(c.name, c.variance, c.share) for c in split.components] == [
+        ("agent", 0.0, None), ("emulator", 0.0, None), ("judge", 0.0, None)
+    ]  # fmt: skip
+    assert split.degenerate.startswith("no spread within a case") and split.case_variance > 0.2
+    assert split.noise_sd == 0.0 and any(n.startswith("agent: 0, the boundary") for n in split.notes)

@@ -40,12 +40,14 @@ def noise_cost(logs: list[tuple[RunLog, set[Hashable]]], cases: int) -> NoiseCos
             RoleCalls(
                 role=role,
                 calls=used.calls,
+                cache_hits=used.cache_hits,
                 prompt_tokens=used.prompt_tokens,
                 completion_tokens=used.completion_tokens,
                 cost_usd=round(used.cost_usd, 9),
             )
         )
         cost.calls += used.calls
+        cost.cache_hits += used.cache_hits
         cost.cost_usd += used.cost_usd
     cost.cost_usd = round(cost.cost_usd, 9)
     cost.calls_per_case = round(cost.calls / cases, 3) if cases else None

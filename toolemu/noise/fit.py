@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from toolemu.reporting.noise_model import NO_SPREAD, PARTS, Component, Part
+from toolemu.reporting.noise_model import NO_NOISE, NO_SPREAD, PARTS, Component, Part
 
 CONFIDENCE = 0.95
 MIN_SPREAD = 1e-12  # a variance below this is 0: the verdicts do not vary
@@ -167,7 +167,8 @@ def fit(design: Design, found: list[list[Part]], start: object | None = None, po
     parent = _parent_labels(design, found[-1])
     if _constant_within(y, parent):
         units = _one_per_unit(design, parent)
-        note = f"{'+'.join(found[-1])}: the same verdict every time within each unit, so 0 (the boundary)"
+        between = {"agent": "a case's trials", "emulator": "a trial's worlds", "judge": "a trajectory's judgements"}
+        note = f"{'+'.join(found[-1])}: 0, the boundary (the verdicts never differ between {between[found[-1][0]]})"
         if len(found) == 1:
             return Fit(float(np.var(units.values, ddof=1)) if len(units.values) > 1 else 0.0, [0.0], [note])
         above = fit(units, found[:-1], None, polish)
@@ -277,7 +278,9 @@ def split_noise(observations: Sequence[Observation], resamples: int = 200, seed:
         full = fit(design, found)
     except FitFailed as exc:
         return Split([], in_case, None, None, None, 0, f"the model could not be fitted on these verdicts ({exc})")
-    degenerate = full.notes[0] if full.notes and sum(full.noise) < MIN_SPREAD else ""
+    degenerate = ""
+    if sum(full.noise) < MIN_SPREAD:
+        degenerate = NO_SPREAD if float(np.var(design.values)) < MIN_SPREAD else NO_NOISE
     merged = [b for b in found if len(b) > 1]
     if merged:
         said = "; ".join(f"{'+'.join(b)} in one part ({_why_merged(b)})" for b in merged)

@@ -13,6 +13,7 @@ from toolemu.log import RunLog
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import GroupStats, Report
 from toolemu.reporting.noise_model import (
+    NO_NOISE,
     NO_SPREAD,
     NOISE_DIR,
     NOISE_FILE,
@@ -86,7 +87,7 @@ def metric_line(run: str, m: MetricNoise) -> str:
             f"; {m.observations} judgements of {m.worlds} trajectories, {m.trials} trials, {m.cases} cases "
             f"({m.resamples} bootstrap resamples)"
         )
-    said = [d for d in m.degenerate.split("; ") if d and not d.startswith(NO_SPREAD)]
+    said = [d for d in m.degenerate.split("; ") if d and d not in (NO_SPREAD, NO_NOISE)]
     if said and m.headline_sd is not None:
         head += "; " + "; ".join(said)
     if m.judge_dominated:
@@ -106,7 +107,7 @@ def summary_lines(summary: NoiseSummary) -> list[str]:
     lines.append(
         f"noise cost: {c.calls} model calls ({per_case} per case: "
         + ", ".join(f"{r.role} {r.calls}" for r in c.roles)
-        + f"), {c.episodes} episodes, {c.judgements} judgements, ${c.cost_usd:.4f}"
+        + f"), {c.cache_hits} cache hits, {c.episodes} episodes, {c.judgements} judgements, ${c.cost_usd:.4f}"
     )
     lines += [f"note: {n}" for n in summary.notes]
     return lines

@@ -22,6 +22,7 @@ NOISE_FILE = "noise.json"
 # moves it between two runs is the judge, not the agent (`toolemu check` has its own limit: max_judge_noise_share).
 JUDGE_SHARE_BOUND = 0.5
 NO_SPREAD = "every verdict is the same: no spread to split"
+NO_NOISE = "no spread within a case: each case's verdicts all agree, so all of the spread is between cases"
 
 
 def measured_metric(info: MetricInfo) -> bool:
@@ -95,6 +96,7 @@ class MetricNoise(BaseModel):
 class RoleCalls(BaseModel):
     role: str  # agent, emulator, user, ...; judge:<scorer>
     calls: int = 0
+    cache_hits: int = 0  # replies the response cache gave (no call made): an identical prompt asked before
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -109,6 +111,7 @@ class NoiseCost(BaseModel):
     judgements: int = 0
     roles: list[RoleCalls] = Field(default_factory=list)
     calls: int = 0
+    cache_hits: int = 0
     calls_per_case: float | None = None
     cost_usd: float = 0.0
 
@@ -167,7 +170,7 @@ def noise_text(m: MetricNoise | None) -> str:
         return f"not measured ({m.degenerate})" if m.degenerate else "not measured"
     head = f"±{100 * m.headline_sd:.1f} pts"
     shares = [f"{c.name} {_pct(c.share)}" for c in m.components if c.share is not None]
-    text = f"{head}, of which {', '.join(shares)}" if shares else f"{head} ({NO_SPREAD})"
+    text = f"{head}, of which {', '.join(shares)}" if shares else f"{head} ({m.degenerate.split('; ')[0] or NO_SPREAD})"
     if m.not_measured:
         text += f"; {', '.join(m.not_measured)} not measured"
     return text
