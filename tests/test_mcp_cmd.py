@@ -115,7 +115,7 @@ def test_a_command_that_gives_no_answer_is_an_episode_error(run_cli: Any, tmp_pa
         (["--agent-cmd", "x", "--agent", "react"], "not both"),
         (["--agent-timeout", "5"], "--agent-timeout"),
         (["--agent", "mcp-cmd:"], "expected a command after mcp-cmd:"),
-        (["--agent-cmd", "x", "--agent-timeout", "0"], "expected seconds > 0"),
+        (["--agent-cmd", "x", "--agent-timeout", "0"], "expected a number of seconds, more than 0"),
     ],
 )
 def test_bad_agent_flags_are_one_clear_line(run_cli: Any, tmp_path: Path, args: list[str], message: str) -> None:
