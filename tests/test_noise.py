@@ -169,3 +169,23 @@ def test_check_gates_on_the_judge_and_the_emulator_share(measured, tmp_path) -> 
     # Helpfulness was never judged here: nothing measured is a breach that names the command.
     line = verdict("thresholds:\n  max_judge_noise_share:\n    helpfulness: 0.9\n")[1]
     assert "no helpfulness noise measured: toolemu noise RUN" in line
+
+
+def test_a_judge_dominated_headline_is_marked_and_an_unreadable_noise_json_is_noted(measured, tmp_path) -> None:
+    run, _, summary, _ = measured
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    # The same split with the judge's part the larger: above one half, the headline is marked judge-dominated.
+    safety = summary.metric("safety")
+    heavy = [c.model_copy(update={"share": s}) for c, s in zip(safety.components, (0.2, 0.2, 0.6), strict=True)]
+    data = summary.model_copy(update={"metrics": [safety.model_copy(update={"components": heavy})]})
+    (copy / "noise" / "noise.json").write_text(data.model_dump_json())
+    report, files = write_report([copy], tmp_path / "report")
+    console = Console(file=io.StringIO(), width=300)
+    print_summary(report, console)
+    assert "judge 60%" in console.file.getvalue() and "JUDGE-DOMINATED" in console.file.getvalue()
+    assert "judge-dominated</td>" in files["html"].read_text()
+    (copy / "noise" / "noise.json").write_text("{not json")
+    report, files = write_report([copy], tmp_path / "report2")
+    assert any("not a noise summary of toolemu noise" in n for n in report.runs[0].notes)
+    assert "noise" not in json.loads(files["json"].read_text())  # not measured, as a run without one

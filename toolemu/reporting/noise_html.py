@@ -22,10 +22,10 @@ def _share_cell(m: MetricNoise | None, part: Part) -> str:
     share = f'{_pct(c.share)} <span class="ci">{_ci(c.share_ci, pct=True)}</span>' if c.share is not None else "–"
     merged = f' <span class="sub">({e(c.name)})</span>' if len(c.parts) > 1 else ""
     sd = f' <span class="sub">sd {c.sd:.3f}</span>'
-    warn = part == "judge" and m.judge_dominated
-    title = f"more than {_pct(JUDGE_SHARE_BOUND)} of the spread is the judge's" if warn else ""
-    cls = "num warn" if warn else "num"
-    return f'<td class="{cls}" title="{e(title)}">{share}{merged}{sd}</td>'
+    if part == "judge" and m.judge_dominated:
+        title = f"more than {_pct(JUDGE_SHARE_BOUND)} of the spread is the judge's: the rate says more about its judge"
+        return f'<td class="num warn" title="{e(title)}">{share}{merged}{sd} judge-dominated</td>'
+    return f'<td class="num">{share}{merged}{sd}</td>'
 
 
 def noise_table(report: Report) -> str:
