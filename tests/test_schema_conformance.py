@@ -553,3 +553,23 @@ def test_native_tool_episodes_run_to_the_end_over_the_conformance_doubles(serve,
     assert [e.response for e in double.exchanges(status=400)] == []  # nothing the API would refuse
     sent_tools = [e.request["tools"] for e in double.exchanges(status=200) if e.request.get("tools")]
     assert sent_tools and all(steps for steps in (r["steps"] for r in records))
+
+
+def test_an_undescribed_array_admits_any_items_and_a_described_one_says_what_it_holds() -> None:
+    """A spec's array with no description says nothing of its items: any value (an emulator answering objects is
+    not refused for a guess of strings); one whose description names no type holds strings, as every such array of
+    the shipped and ToolEmu's toolkits does."""
+    from toolemu.specs.models import Tool
+    from toolemu.specs.schema import arguments_schema, returns_schema
+
+    tool = Tool.model_validate(
+        {
+            "name": "List",
+            "summary": "List things.",
+            "parameters": [{"name": "ids", "type": "array", "description": "Record identifiers to list."}],
+            "returns": [{"name": "rows", "type": "array"}, {"name": "tags", "type": "array", "description": "Tags."}],
+        }
+    )
+    assert arguments_schema(tool, bounded=False)["properties"]["ids"]["items"] == {"type": "string"}
+    returned = returns_schema(tool.returns, bounded=False)["properties"]
+    assert returned["rows"]["items"] == {} and returned["tags"]["items"] == {"type": "string"}

@@ -10,7 +10,8 @@ loopback doubles apply as the real APIs do (tests/doubles/schema_rules.py):
   the spec's `items` where it gives them (ours, optional), else from what the description says the array holds
   ("Ids (strings) of ...", "array of objects with 'a' and 'b'", "each an object with ...", "A list of objects,
   each containing ..."), else strings: every array whose description names no item type in our 43 toolkits and in
-  ToolEmu's 38 holds ids, names, paths, addresses or labels (read by hand).
+  ToolEmu's 38 holds ids, names, paths, addresses or labels (read by hand). An argument or return that is an array
+  with no description at all admits any items (`{}`): nothing says what it holds.
 - An object lists the fields its description names ('a', 'b' (boolean), 'c' (object with 'x', 'y')), each typed
   only where the description types it; the object stays open (unlisted fields allowed, none required): a
   description that says "fields such as" does not give them all. An object whose description names no field is
@@ -258,6 +259,10 @@ def value_schema(
     if json_type == "array":
         if items is not None:
             schema["items"] = value_schema(items.type, "", items.items, bounded=bounded, depth=depth + 1)
+        elif depth == 0 and not description.strip():
+            # An argument or return the spec leaves undescribed: any value, not a guess. (OpenAI's non-strict
+            # functions and Anthropic take it; a strict form and Gemini need a type, which no description gives.)
+            schema["items"] = {}
         elif depth > MAX_DESCRIBED_DEPTH:
             schema["items"] = type_schema("string", bounded=bounded)
         else:
