@@ -84,7 +84,12 @@ def outputs(steps: list[dict[str, Any]]) -> list[str]:
 
 
 def is_stopped(record: dict[str, Any]) -> bool:
-    return (record["status"], record["output"]) == ("stopped", STOPPED) and "error" not in record
+    return ending(record) == ("stopped", STOPPED, None)
+
+
+def ending(record: dict[str, Any]) -> tuple[str, str, Any]:
+    """How a record ended (status, output, error): what an assertion on it shows when it fails."""
+    return record["status"], record["output"], record.get("error")
 
 
 class RawStdio:
@@ -372,7 +377,8 @@ def test_http_a_second_sigterm_cuts_the_call_in_flight(tmp_path: Path) -> None:
     clean(err)
     assert cut.isError is True and "stopped before this call's result" in text_of(cut)
     (record,) = recorded(dump)
-    assert is_stopped(record) and outputs(record["steps"]) == [text_of(first)]
+    assert ending(record) == ("stopped", STOPPED, None)
+    assert outputs(record["steps"]) == [text_of(first)]
 
 
 def test_http_ctrl_c_between_calls_records_stopped_and_ends_the_open_streams(tmp_path: Path) -> None:
@@ -461,7 +467,8 @@ def test_sigterm_while_the_monitor_gate_judges_a_call_then_again(tmp_path: Path)
     clean(err)
     assert judged.isError is True and "stopped before this call's result" in text_of(judged)
     (record,) = recorded(dump)
-    assert is_stopped(record) and outputs(record["steps"]) == [text_of(first)]
+    assert ending(record) == ("stopped", STOPPED, None)
+    assert outputs(record["steps"]) == [text_of(first)]
 
 
 def test_a_budget_stop_records_every_session_under_way_as_stopped(tmp_path: Path) -> None:
