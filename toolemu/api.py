@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import toolemu.mcp.command  # noqa: F401 - registers `--agent mcp-cmd:<command>` (a light module)
 from toolemu.agents import AgentLike
 from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.errors import InputError

@@ -9,7 +9,8 @@ providers and gates have theirs.
 the domain policy text it must follow, and the hub for any other role. Built in: `react` and `tools` (ours, as
 ReAct text or with native tool calls); no `--agent` at all is ours in `--agent-format`. `package.module:attr`
 names a factory, a class (called with the setup) or a ready agent by import path. A kind of agent that takes an
-argument registers with `register_agent_kind` (`mcp-cmd:<command>`).
+argument registers with `register_agent_kind` (`mcp-cmd:<command>`). The built-ins are registered in
+`toolemu.builtins`, on the first lookup, so `mcp-cmd:` works wherever an agent is named (`toolemu robust` too).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from toolemu.agents.agent import Agent, AgentLike
 from toolemu.errors import InputError
+from toolemu.registration import ensure_builtins
 
 if TYPE_CHECKING:
     from toolemu.llm import ModelHub, RoleModel
@@ -45,6 +47,8 @@ _KINDS: dict[str, AgentKind] = {}
 
 
 def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
+    ensure_builtins("agents")  # the built-ins first, so one's own of the same name replaces it
+
     def add(factory: AgentFactory) -> AgentFactory:
         _AGENTS[name] = factory
         return factory
@@ -54,6 +58,7 @@ def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
 
 def register_agent_kind(prefix: str) -> Callable[[AgentKind], AgentKind]:
     """A kind of agent named with an argument: `--agent <prefix>:<argument>`."""
+    ensure_builtins("agents")
 
     def add(kind: AgentKind) -> AgentKind:
         _KINDS[prefix] = kind
@@ -63,16 +68,15 @@ def register_agent_kind(prefix: str) -> Callable[[AgentKind], AgentKind]:
 
 
 def agent_names() -> list[str]:
+    ensure_builtins("agents")
     return [*_AGENTS, *(f"{prefix}:..." for prefix in _KINDS)]
 
 
-@register_agent("react")
 def react_agent(setup: AgentSetup) -> AgentLike:
     """Ours, as ReAct text: ToolEmu's scratchpad (its results stay comparable)."""
     return Agent(setup.model, setup.agent_type, "react", setup.policy)
 
 
-@register_agent("tools")
 def tools_agent(setup: AgentSetup) -> AgentLike:
     """Ours, with native tool calls where the provider has them (a JSON reply naming the tool where not)."""
     return Agent(setup.model, setup.agent_type, "tools", setup.policy)
@@ -90,6 +94,7 @@ def get_agent(spec: str | AgentFactory | AgentLike | None) -> AgentFactory:
         return default_agent
     if not isinstance(spec, str):
         return _factory_of(spec, repr(spec))
+    ensure_builtins("agents")
     if spec in _AGENTS:
         return _AGENTS[spec]
     prefix, sep, argument = spec.partition(":")

@@ -1,9 +1,9 @@
 """Gates between the agent and its tools: allow, warn or deny each call, with a reason, recorded on its step.
 
-Kinds: a YAML rule policy (`rules`), an LLM monitor role (`monitor`), any Python gate by import path (`python`).
+Kinds: a YAML rule policy (`rules`), an LLM monitor role (`monitor`), any Python gate by import path (`python`);
+`toolemu.builtins` registers them.
 """
 
-from toolemu.gates import monitor, python, rules  # noqa: F401 - registration
 from toolemu.gates.base import UNDECIDABLE, BaseGate, CallView, Gate, blocked_observation
 from toolemu.gates.registry import build_gate, build_gates, gate_kinds, register_gate_kind
 from toolemu.gates.rules import Policy, RuleGate, load_policy

@@ -14,7 +14,6 @@ from typing import Any
 
 from toolemu.errors import InputError
 from toolemu.gates.base import CallView, undecidable
-from toolemu.gates.registry import register_gate_kind
 from toolemu.llm import ModelHub, StopRun, system, user
 from toolemu.llm.secrets import clip
 from toolemu.log import GateDecision
@@ -84,10 +83,7 @@ class MonitorGate:
         return None
 
 
-def _build(spec: str, hub: ModelHub | None) -> MonitorGate:
+def build_monitor(spec: str, hub: ModelHub | None) -> MonitorGate:
     if hub is None:
         raise InputError.single("command line", "the monitor gate needs models (not available here)", field="--gate")
     return MonitorGate(hub)
-
-
-register_gate_kind("monitor", lambda spec: spec == "monitor", _build)

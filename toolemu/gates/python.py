@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 from toolemu.errors import InputError
 from toolemu.gates.base import BaseGate, CallView, Gate, undecidable
-from toolemu.gates.registry import register_gate_kind
 from toolemu.llm import ModelHub, StopRun
 from toolemu.llm.secrets import clip
 from toolemu.log import GateDecision, GatePhase
@@ -75,6 +74,3 @@ def _load(spec: str) -> Gate:
             "command line", f"{spec!r} is not a gate (name, pre_call, post_call) nor a function", field="--gate"
         )
     return gate
-
-
-register_gate_kind("python", lambda spec: ":" in spec and not spec.endswith((".yaml", ".yml")), load_python_gate)

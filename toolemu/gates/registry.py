@@ -5,7 +5,8 @@
     --gate package.module:attr    any Python gate: a Gate, a class or factory returning one, or a plain function
                                   fn(call) -> GateDecision | None, used as a pre-call check
 
-A new kind is one module with a `register_gate_kind(name, matches, build)` call.
+A new kind is one module and one `register_gate_kind(name, matches, build)` call; the built-in kinds are registered in
+`toolemu.builtins`, on the first lookup.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from toolemu.errors import InputError
 from toolemu.gates.base import Gate
 from toolemu.llm import ModelHub
+from toolemu.registration import ensure_builtins
 
 GateBuilder = Callable[[str, ModelHub | None], Gate]
 
@@ -31,14 +33,17 @@ _KINDS: list[GateKind] = []
 
 
 def register_gate_kind(name: str, matches: Callable[[str], bool], build: GateBuilder) -> None:
+    ensure_builtins("gates")  # the built-ins first, so a kind of one's own comes after them
     _KINDS.append(GateKind(name, matches, build))
 
 
 def gate_kinds() -> list[str]:
+    ensure_builtins("gates")
     return [k.name for k in _KINDS]
 
 
 def build_gate(spec: str, hub: ModelHub | None = None) -> Gate:
+    ensure_builtins("gates")
     for kind in _KINDS:
         if kind.matches(spec):
             return kind.build(spec, hub)

@@ -38,7 +38,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from toolemu.errors import InputError, Problem
 from toolemu.gates.base import CallView, undecidable
-from toolemu.gates.registry import register_gate_kind
 from toolemu.llm import ModelHub
 from toolemu.log import GateDecision, GatePhase
 from toolemu.specs.conditions import Condition, Verdict, all_of, valid_regex
@@ -236,8 +235,5 @@ def load_policy(path: Path) -> RuleGate:
     return RuleGate(policy, policy.name or path.stem)
 
 
-def _build(spec: str, hub: ModelHub | None) -> RuleGate:
+def build_rules(spec: str, hub: ModelHub | None) -> RuleGate:
     return load_policy(Path(spec))
-
-
-register_gate_kind("rules", lambda spec: spec.lower().endswith((".yaml", ".yml")), _build)

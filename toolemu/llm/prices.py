@@ -104,7 +104,6 @@ def price_table() -> PriceTable:
 
 def model_price(model: str, table: PriceTable | None = None) -> ModelPrice:
     """A recorded model string's price: `provider:name` (a provider this process does not know is unpriced)."""
-    import toolemu.llm.providers  # noqa: F401 - the built-in providers register there
     from toolemu.llm.registry import get_provider, provider_names
 
     provider, _, name = model.partition(":")

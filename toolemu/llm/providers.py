@@ -1,5 +1,5 @@
-"""The built-in providers: each builds a LangChain chat model from ModelOptions, and registers how its backend
-behaves. Provider SDKs are imported only when used."""
+"""The built-in providers: each builds a LangChain chat model from ModelOptions, and says how its backend behaves
+(`BUILT_IN`, registered by `toolemu.builtins`). Provider SDKs are imported only when used."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from toolemu.llm.dryrun import dry_run_factory
 from toolemu.llm.local import LocalLlamaChat, resolve_gguf
 from toolemu.llm.options import ModelOptions
-from toolemu.llm.registry import Provider, get_provider, register_provider
+from toolemu.llm.registry import Provider, get_provider
 from toolemu.llm.secrets import get_secret
 
 
@@ -140,81 +140,71 @@ def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | No
     )
 
 
-register_provider(
-    Provider(
-        "local",
-        _local,
-        "local or local:<file.gguf>",
-        needs_model_name=False,
-        free=True,
-        auto_agent_format="tools",  # a JSON reply that names the tool: llama.cpp's function calling is broken
-        takes_seed=True,
-        structured_auto="grammar",
-        needs_bounded_schemas=True,  # a 135M model under a grammar runs on until its caps stop it
-        default_max_tokens=512,  # enough for its capped replies; a cut-off one is asked again with more room
-    )
+LOCAL = Provider(
+    "local",
+    _local,
+    "local or local:<file.gguf>",
+    needs_model_name=False,
+    free=True,
+    auto_agent_format="tools",  # a JSON reply that names the tool: llama.cpp's function calling is broken
+    takes_seed=True,
+    structured_auto="grammar",
+    needs_bounded_schemas=True,  # a 135M model under a grammar runs on until its caps stop it
+    default_max_tokens=512,  # enough for its capped replies; a cut-off one is asked again with more room
 )
-register_provider(
-    Provider(
-        "openai",
-        _openai,
-        "openai:<model>",
-        key_env="OPENAI_API_KEY",
-        home="api.openai.com",
-        paid=True,
-        takes_seed=True,
-        native_tools=True,
-        structured_auto="json_schema",
-    )
+OPENAI = Provider(
+    "openai",
+    _openai,
+    "openai:<model>",
+    key_env="OPENAI_API_KEY",
+    home="api.openai.com",
+    paid=True,
+    takes_seed=True,
+    native_tools=True,
+    structured_auto="json_schema",
 )
-register_provider(
-    Provider(
-        "anthropic",
-        _anthropic,
-        "anthropic:<model>",
-        key_env="ANTHROPIC_API_KEY",
-        home="api.anthropic.com",
-        paid=True,
-        native_tools=True,
-        structured_auto="tool",  # a forced tool whose input schema is the reply schema
-    )
+ANTHROPIC = Provider(
+    "anthropic",
+    _anthropic,
+    "anthropic:<model>",
+    key_env="ANTHROPIC_API_KEY",
+    home="api.anthropic.com",
+    paid=True,
+    native_tools=True,
+    structured_auto="tool",  # a forced tool whose input schema is the reply schema
 )
-register_provider(
-    Provider(
-        "vllm",
-        _vllm,
-        "vllm:<hf-id-or-path>[+<lora>]",
-        free=True,
-        takes_seed=True,
-        structured_auto="json_schema",
-        enforces_any_schema=True,  # guided decoding
-    )
+VLLM = Provider(
+    "vllm",
+    _vllm,
+    "vllm:<hf-id-or-path>[+<lora>]",
+    free=True,
+    takes_seed=True,
+    structured_auto="json_schema",
+    enforces_any_schema=True,  # guided decoding
 )
 # Scripted replies, no model at all: a dry run is `--model mock`. The schema reaches the responder in the request
 # (json_object), and nothing is cached: replies cost nothing and would only crowd the cache.
-register_provider(
-    Provider(
-        "mock",
-        dry_run_factory,
-        "mock",
-        needs_model_name=False,
-        free=True,
-        auto_agent_format="tools",
-        structured_auto="json_object",
-        cacheable=False,
-        default_max_tokens=512,
-    )
+MOCK = Provider(
+    "mock",
+    dry_run_factory,
+    "mock",
+    needs_model_name=False,
+    free=True,
+    auto_agent_format="tools",
+    structured_auto="json_object",
+    cacheable=False,
+    default_max_tokens=512,
 )
 # Tests hand their own scripted chat models to a ModelHub; this entry says how such a backend behaves: a plain chat
 # API (the schema goes into the prompt) whose replies are cached like any other.
-register_provider(
-    Provider(
-        "scripted",
-        dry_run_factory,
-        "scripted:<name>",
-        needs_model_name=False,
-        free=True,
-        auto_agent_format="tools",
-        listed=False,
-    )
+SCRIPTED = Provider(
+    "scripted",
+    dry_run_factory,
+    "scripted:<name>",
+    needs_model_name=False,
+    free=True,
+    auto_agent_format="tools",
+    listed=False,
 )
+
+BUILT_IN = (LOCAL, OPENAI, ANTHROPIC, VLLM, MOCK, SCRIPTED)  # registered by toolemu.builtins

@@ -1,8 +1,9 @@
 """The provider registry: the part before ':' in a model string names a Provider, which builds the chat model
 and says how the backend behaves (structured output, native tools, keys, price, caching).
 
-Built-in providers register in `toolemu.llm.providers`; `mock` (scripted replies, no model at all) is one of
-them, so a dry run is just `--model mock`. Another provider is a `register_provider(Provider(...))` call.
+The built-in providers are defined in `toolemu.llm.providers` and registered in `toolemu.builtins` on the first
+lookup; `mock` (scripted replies, no model at all) is one of them, so a dry run is just `--model mock`. Another
+provider is a `register_provider(Provider(...))` call.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from toolemu.registration import ensure_builtins
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -50,11 +53,13 @@ _PROVIDERS: dict[str, Provider] = {}
 
 
 def register_provider(provider: Provider) -> Provider:
+    ensure_builtins("providers")  # the built-ins first, so one's own of the same name replaces it
     _PROVIDERS[provider.name] = provider
     return provider
 
 
 def get_provider(name: str) -> Provider:
+    ensure_builtins("providers")
     try:
         return _PROVIDERS[name]
     except KeyError:
@@ -62,9 +67,11 @@ def get_provider(name: str) -> Provider:
 
 
 def provider_names() -> list[str]:
+    ensure_builtins("providers")
     return list(_PROVIDERS)
 
 
 def unknown_model_message(model: str) -> str:
+    ensure_builtins("providers")
     examples = ", ".join(p.example for p in _PROVIDERS.values() if p.listed)
     return f"unknown model string '{model}': expected one of {examples}"

@@ -41,7 +41,6 @@ def __getattr__(name: str) -> object:
 def price_for(provider: str, model: str) -> tuple[float, float] | None:
     """USD per million (input, output) tokens; (0, 0) for a free provider; None means unpriced: the call is counted
     and named, its cost is not."""
-    import toolemu.llm.providers  # noqa: F401 - the built-in providers register there
     from toolemu.llm.registry import get_provider
 
     if get_provider(provider).free:  # own hardware, or no model at all: no price per token

@@ -25,7 +25,8 @@ or runs past its time limit ends the episode in error, with the tail of its stde
 prints nothing and never called final_answer too. Ctrl-C, SIGTERM or a budget stops the command and leaves the pair
 not run, as for our agent.
 
-This module is imported by `toolemu.api` to register the kind, so it loads nothing heavy until an episode runs.
+`toolemu.builtins` registers the kind (on the first lookup of an agent), so this module loads nothing heavy until an
+episode runs.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolemu.agents.registry import AgentFactory, AgentSetup, register_agent_kind
+from toolemu.agents.registry import AgentFactory, AgentSetup
 from toolemu.errors import InputError
 
 if TYPE_CHECKING:
@@ -327,7 +328,6 @@ def command_agent(command: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> AgentFa
     return factory
 
 
-@register_agent_kind(AGENT_KIND)
 def mcp_cmd(command: str) -> AgentFactory:
     """`--agent mcp-cmd:<command>`: an external agent's command, run per (case, trial) against an MCP server."""
     return command_agent(command)

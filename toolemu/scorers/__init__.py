@@ -1,11 +1,10 @@
 """Scorers: each turns a trajectory into a named Score, written as an Evaluation record.
 
-Built-in scorers register on import; `get_scorer(name)` gives one by name, eval type or import path. Adding a scorer
-is one module with one `@register_scorer(MetricInfo(...))`, imported below (or by the user's own code).
+`get_scorer(name)` gives one by name, eval type or import path; the built-ins are registered in `toolemu.builtins`.
+Adding a scorer is one module and one `register_scorer(MetricInfo(...))(factory)` call (or an import path).
 """
 
 from toolemu.log import Score
-from toolemu.scorers import attack, awareness, checks, helpfulness, policy, realism, safety  # noqa: F401 - registration
 from toolemu.scorers.attack import ATTACK
 from toolemu.scorers.awareness import AWARENESS
 from toolemu.scorers.base import BINARY_THRESHOLD, MetricInfo, Scorer, ScoringContext, ScoringError

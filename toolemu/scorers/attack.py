@@ -17,7 +17,6 @@ from toolemu.log import CaseView, Score, ThreatView, Trajectory
 from toolemu.prompts import evaluator as prompts
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.judge import LLMJudge
-from toolemu.scorers.registry import register_scorer
 
 ATTACK = MetricInfo(
     name="attack",
@@ -104,6 +103,5 @@ class AttackScorer(LLMJudge):
         return judged.model_copy(update={"metadata": metadata, "value": value, "label": SUCCEEDED, "summary": summary})
 
 
-@register_scorer(ATTACK)
 def attack_scorer() -> AttackScorer:
     return AttackScorer()

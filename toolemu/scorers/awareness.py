@@ -25,7 +25,6 @@ from toolemu.prompts import awareness as prompts
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.identity import short_hash
 from toolemu.scorers.judge import LLMJudge, reply_schema
-from toolemu.scorers.registry import register_scorer
 from toolemu.specs.schema import text_schema
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
@@ -257,6 +256,5 @@ class AwarenessScorer(LLMJudge):
         return judged.model_copy(update={"metadata": metadata, "value": 1.0, "label": AWARE, "summary": summary})
 
 
-@register_scorer(AWARENESS)
 def awareness_scorer() -> AwarenessScorer:
     return AwarenessScorer()

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolemu.llm.secrets import clip
 from toolemu.log import EpisodeError, Score, Step, Trajectory, raised
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
-from toolemu.scorers.registry import register_scorer
 from toolemu.specs.checks import Check, LedgerPredicate
 
 VIOLATED, CLEAN = "Check violated (1)", "No check violated (0)"
@@ -175,6 +174,5 @@ class ChecksScorer:
         )
 
 
-@register_scorer(CHECKS)
 def checks_scorer() -> ChecksScorer:
     return ChecksScorer()

@@ -6,7 +6,6 @@ from toolemu.log import CaseView
 from toolemu.prompts import evaluator as prompts
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.judge import LLMJudge, underspecification_blocks
-from toolemu.scorers.registry import register_scorer
 
 HELPFULNESS = MetricInfo(
     name="helpfulness",
@@ -27,6 +26,5 @@ def helpfulness_context(case: CaseView) -> list[str]:
     ]
 
 
-@register_scorer(HELPFULNESS)
 def helpfulness_scorer() -> LLMJudge:
     return LLMJudge(HELPFULNESS, prompts.HELPFULNESS, helpfulness_context)

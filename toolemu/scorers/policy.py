@@ -17,7 +17,6 @@ from toolemu.prompts import evaluator as prompts
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.scorers.base import MetricInfo, ScoringContext
 from toolemu.scorers.judge import MAX_SUMMARY, MAX_THOUGHT, LLMJudge, episode_text, has_user_turns
-from toolemu.scorers.registry import register_scorer
 from toolemu.specs.schema import text_schema
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
@@ -129,6 +128,5 @@ class PolicyScorer(LLMJudge):
         }
 
 
-@register_scorer(POLICY)
 def policy_scorer() -> PolicyScorer:
     return PolicyScorer()

@@ -30,7 +30,6 @@ from toolemu.prompts import realism as prompts
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.identity import short_hash
 from toolemu.scorers.judge import LLMJudge
-from toolemu.scorers.registry import register_scorer
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
     from toolemu.llm.model import RoleModel
@@ -170,6 +169,5 @@ class RealismScorer(LLMJudge):
         return judged.model_copy(update={"metadata": metadata, "value": 0.0, "label": UNREALISTIC, "summary": summary})
 
 
-@register_scorer(REALISM)
 def realism_scorer() -> RealismScorer:
     return RealismScorer()

@@ -1,5 +1,5 @@
-"""The scorer registry: name -> factory. Built-in scorers register themselves when `toolemu.scorers` is imported;
-an outside scorer registers with the same decorator, or is named by import path (`package.module:factory`)."""
+"""The scorer registry: name -> factory. The built-in scorers are registered in `toolemu.builtins`, on the first
+lookup; an outside scorer registers with `register_scorer`, or is named by import path (`package.module:factory`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from toolemu.errors import InputError
 from toolemu.log import split_eval_key
+from toolemu.registration import ensure_builtins
 from toolemu.scorers.base import MetricInfo, Scorer
 
 ScorerFactory = Callable[[], Scorer]
@@ -18,6 +19,7 @@ _INFOS: dict[str, MetricInfo] = {}
 
 def register_scorer(info: MetricInfo) -> Callable[[ScorerFactory], ScorerFactory]:
     """Register a scorer under `info.name`; its eval files are `_eval_<info.eval_type>.jsonl`."""
+    ensure_builtins("scorers")  # the built-ins first: an eval type of one's own must not take theirs
 
     def add(factory: ScorerFactory) -> ScorerFactory:
         clash = next((i.name for i in _INFOS.values() if i.eval_type == info.eval_type and i.name != info.name), None)
@@ -31,6 +33,7 @@ def register_scorer(info: MetricInfo) -> Callable[[ScorerFactory], ScorerFactory
 
 
 def scorer_names() -> list[str]:
+    ensure_builtins("scorers")
     return list(_FACTORIES)
 
 
@@ -50,6 +53,7 @@ def _from_import_path(spec: str) -> Scorer:
 
 def get_scorer(name: str) -> Scorer:
     """A registered scorer by name or by its eval type (agent_safe -> safety), or one named by import path."""
+    ensure_builtins("scorers")
     if ":" in name:
         return _from_import_path(name)
     key = name if name in _FACTORIES else next((n for n, i in _INFOS.items() if i.eval_type == name), None)
@@ -65,6 +69,7 @@ def info_for_eval_type(eval_type: str) -> MetricInfo:
     (a fork's `agent_help_ignore_safety` is a helpfulness variant, shown under its own name). A panel judge's
     file (`agent_safe@<judge>`) reads like its type's."""
     eval_type, _ = split_eval_key(eval_type)
+    ensure_builtins("scorers")
     for info in _INFOS.values():
         if info.eval_type == eval_type:
             return info
@@ -86,4 +91,5 @@ def info_for_eval_type(eval_type: str) -> MetricInfo:
 
 
 def registered_infos() -> list[MetricInfo]:
+    ensure_builtins("scorers")
     return list(_INFOS.values())

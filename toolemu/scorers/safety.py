@@ -6,7 +6,6 @@ from toolemu.log import CaseView
 from toolemu.prompts import evaluator as prompts
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.judge import LLMJudge, underspecification_blocks
-from toolemu.scorers.registry import register_scorer
 
 SAFETY = MetricInfo(
     name="safety",
@@ -37,6 +36,5 @@ def safety_context(case: CaseView) -> list[str]:
     ]
 
 
-@register_scorer(SAFETY)
 def safety_scorer() -> LLMJudge:
     return LLMJudge(SAFETY, prompts.SAFETY, safety_context)
