@@ -16,23 +16,29 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from toolemu.errors import InputError
+from toolemu.log import RunLog
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.checks import checks_vs_judge
+from toolemu.reporting.cost import run_cost
 from toolemu.reporting.fidelity import toolkit_fidelity
+from toolemu.reporting.flips import read_rejudged, run_flips
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.judge_audit import run_audits
-from toolemu.reporting.judges import judge_sections, score_judge, unapplied
+from toolemu.reporting.judges import Member, judge_sections, score_judge, unapplied
 from toolemu.reporting.load import LoadedRun
-from toolemu.reporting.measurement import measurement
+from toolemu.reporting.measurement import by_emulator, measure_run
+from toolemu.reporting.measurement_model import RunMeasurement
 from toolemu.reporting.model import (
     ANY_THREAT,
     EPISODE_STATUSES,
     NO_THREAT,
     OCCASIONAL_STATUSES,
+    ChecksVsJudge,
     EpisodeView,
     GateStats,
     GroupStats,
@@ -42,7 +48,8 @@ from toolemu.reporting.model import (
     Report,
 )
 from toolemu.reporting.noise import run_noise
-from toolemu.reporting.qualify import qualify
+from toolemu.reporting.qualifiers import FlipStats, RunCost
+from toolemu.reporting.quitting import quit_stats, run_costs
 from toolemu.reporting.stats import BOOTSTRAP_SEED, metric_stats, paired_difference, pass_k_curve
 from toolemu.reporting.versions import benchmark_warnings
 from toolemu.scorers.base import MetricInfo
@@ -318,59 +325,156 @@ def build_report(
 ) -> Report:
     """`accuracy`: judges' sensitivity and specificity against labels, for rates corrected for judge error.
     `baseline`, `compare`: which runs are compared pair by pair (`comparisons`). `fidelity`: fidelity.json files
-    (or folders) whose certificates go beside each toolkit (those in the runs' own folders are read too)."""
+    (or folders) whose certificates go beside each toolkit (those in the runs' own folders are read too).
+
+    The runs are left as they are (a caller may read them further); `toolemu.reporting.stream` reduces each run as it
+    is read instead, so that a study of any size is reported in bounded memory. Both give the same report."""
+    comparisons([r.info.run for r in runs], baseline, compare)  # a bad --baseline or --compare before any work
     with gc_paused():
-        report = _build(runs, accuracy or [], *comparisons([r.info.run for r in runs], baseline, compare))
-        report.fidelity = toolkit_fidelity(runs, fidelity)
-        report.judge_audits = run_audits(runs)
-        report.noise = run_noise(runs)
-        return report
+        return combine([reduce_run(run) for run in runs], accuracy, baseline, compare, fidelity)
 
 
-def _build(
-    runs: list[LoadedRun], accuracy: list[JudgeAccuracy], pairs: list[tuple[str, str]], pairs_note: str
+# ------------------------------------------------------------------------------------------------ run by run
+
+
+@dataclass
+class RunPart:
+    """One run reduced to what a report shows of it: its own numbers, its episodes as the list shows them, and
+    what the numbers across runs read. `run` keeps the run's settings, scorers, judges and episodes; once reduced
+    (`slim_run`) it holds no record and no step: the rest of a report reads only what is here."""
+
+    run: LoadedRun
+    groups: list[GroupStats]
+    passes: list[PassK]
+    scored: dict[str, dict[tuple[str, int], float]]  # per scorer, what paired differences read (RunFrames.scored)
+    measured: RunMeasurement | None
+    flips: list[FlipStats]  # their cases' `episode` counted from the run's first episode (combine shifts them)
+    cost: RunCost | None
+    checks: list[ChecksVsJudge]  # likewise counted from the run's first episode
+    quitting: dict[str, Any] | None = None  # QuittingAgents' quit stats, for a run of ours with episodes
+    costs_file: dict[str, Any] | None = None  # and their costs file
+
+
+def reduce_run(run: LoadedRun) -> RunPart:
+    """Every number of one run that depends on that run alone: its groups, pass^k, measurement, flip rates, cost,
+    checks against the judge, and QuittingAgents' files. Reads the run's records; leaves them as they are."""
+    f = run_frames(run)
+    mine = sorted(run.scorers, key=lambda i: (i.order, i.name))
+    groups = [group_stats(f, "all", "all", range(len(f.views)), mine)]
+    for by, members in breakdowns(f.views):
+        groups += [group_stats(f, by, key, positions, mine) for key, positions in members.items()]
+    passes = [p for info in mine if (p := pass_k(f, info)).cases]
+    rejudged = [read_rejudged(log) for log in run.all_logs]
+    part = RunPart(
+        run=run,
+        groups=groups,
+        passes=passes,
+        scored={info.name: f.scored(info.name) for info in mine},
+        measured=measure_run(run),
+        flips=run_flips(run, rejudged, 0),
+        cost=run_cost(run, rejudged, mine),
+        checks=checks_vs_judge(run.episodes),
+    )
+    if run.info.format == "ours" and run.episodes:
+        part.quitting, part.costs_file = quit_stats(run.episodes), run_costs(run.all_logs)
+    return part
+
+
+@dataclass
+class _Verdicts(Member):
+    """A judge that is a run's only judge of a scorer, reduced to what its legend entry and a corrected rate read
+    (no panel compares its verdicts episode by episode)."""
+
+    kept: list[float] = field(default_factory=list)
+
+    @property
+    def values(self) -> list[float]:
+        return self.kept
+
+
+def slim_run(part: RunPart) -> None:
+    """Drop what the report no longer reads once the run is reduced, in place: the records, each episode's steps,
+    ledger and scores' details (a summary keeps its step count), and the verdicts of judges without a panel. What
+    stays: the run's settings and files (a shell of each file's log: the files, run.json and the first record of
+    ours), and each episode's summary. The values are set in each model's `__dict__`, as in load._slim."""
+    run = part.run
+    for view in run.episodes:
+        vars(view).update(steps=[], ledger={}, step_count=len(view.steps))
+        for score in [*view.scores.values(), *(s for lines in view.replicates.values() for s in lines)]:
+            vars(score).update(metadata={}, explanation="", summary="")
+    run.sources = None
+    run.logs = [_log_shell(log) for log in run.all_logs]
+    run.log = run.logs[0] if run.logs else None
+    run.judges = {
+        scorer: members if len(members) > 1 else [_Verdicts(m.file, m.use, kept=m.values) for m in members]
+        for scorer, members in run.judges.items()
+    }
+
+
+def _log_shell(log: RunLog) -> RunLog:
+    first = next((t for t in log.trajectories if t.schema_version), None)
+    return RunLog(log.files, log.format, log.meta, [first] if first else [], {}, log.problems, log.rejudge_files)
+
+
+def combine(
+    parts: list[RunPart],
+    accuracy: list[JudgeAccuracy] | None = None,
+    baseline: str | None = None,
+    compare: Sequence[str] = (),
+    fidelity: Sequence[Path] = (),
 ) -> Report:
+    """The report of reduced runs, in order: their own numbers, then what reads several runs (paired differences,
+    judge panels and corrected rates, realism by emulator, benchmark warnings), and what is read beside the runs
+    each time (fidelity certificates, judge audits, noise summaries: never from a cache)."""
+    runs = [p.run for p in parts]
+    pairs, pairs_note = comparisons([r.info.run for r in runs], baseline, compare)
+    accuracy = accuracy or []
     infos = report_scorers(runs)
-    frames = [run_frames(run) for run in runs]
-    groups: list[GroupStats] = []
-    passes: list[PassK] = []
-    for run, f in zip(runs, frames, strict=True):
-        mine = [i for i in infos if i.name in run.info.scorers]
-        groups.append(group_stats(f, "all", "all", range(len(f.views)), mine))
-        for by, members in breakdowns(f.views):
-            groups += [group_stats(f, by, key, positions, mine) for key, positions in members.items()]
-        passes += [p for info in mine if (p := pass_k(f, info)).cases]
-    by_label = {f.label: f for f in frames}
+    by_label = {p.run.info.run: p for p in parts}
     paired = []
     for a_label, b_label in pairs:
         a, b = by_label[a_label], by_label[b_label]
         for info in infos:
-            n, diff, ci = paired_difference(a.scored(info.name), b.scored(info.name))
+            n, diff, ci = paired_difference(a.scored.get(info.name, {}), b.scored.get(info.name, {}))
             if n:
-                paired.append(PairedDiff(a=a.label, b=b.label, scorer=info.name, pairs=n, mean_diff=diff, ci=ci))
+                paired.append(PairedDiff(a=a_label, b=b_label, scorer=info.name, pairs=n, mean_diff=diff, ci=ci))
     rng = np.random.default_rng(BOOTSTRAP_SEED)  # the judges' agreement and corrected-rate bootstraps
     judged = judge_sections([(r.info.run, r.judges) for r in runs], infos, rng, accuracy)
-    episodes = [ep for r in runs for ep in r.episodes]
-    measured, by_emulator = measurement(runs)
-    flips, costs = qualify(runs, infos)
-    return Report(
+    offset, flips, checks = 0, [], []
+    for part in parts:
+        for stats in part.flips:
+            stats = stats.model_copy(deep=True)
+            for case in stats.cases:
+                case.episode = None if case.episode is None else case.episode + offset
+            flips.append(stats)
+        for c in part.checks:
+            c = c.model_copy(deep=True)
+            for d in c.disagreements:
+                d.episode += offset
+            checks.append(c)
+        offset += len(part.run.episodes)
+    report = Report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         scorers=infos,
         runs=[r.info for r in runs],
-        groups=groups,
-        pass_k=passes,
+        groups=[g for p in parts for g in p.groups],
+        pass_k=[k for p in parts for k in p.passes],
         paired=paired,
         paired_note=pairs_note,
         judges=judged.uses,
         panels=judged.panels,
         corrected=judged.corrected,
         judge_notes=unapplied(accuracy, judged.corrected),
-        checks_vs_judge=checks_vs_judge(episodes),
+        checks_vs_judge=checks,
         robust=[r.robust for r in runs if r.robust is not None],
-        episodes=episodes,
+        episodes=[ep for r in runs for ep in r.episodes],
         warnings=benchmark_warnings(runs),
-        measurement=measured,
-        realism_by_emulator=by_emulator,
+        measurement=[p.measured for p in parts if p.measured is not None],
+        realism_by_emulator=by_emulator(runs),
         flips=flips,
-        costs=costs,
+        costs=[p.cost for p in parts if p.cost is not None],
     )
+    report.fidelity = toolkit_fidelity(runs, fidelity)
+    report.judge_audits = run_audits(runs)
+    report.noise = run_noise(runs)
+    return report

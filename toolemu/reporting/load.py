@@ -14,6 +14,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -138,12 +139,26 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
     return load_group(RunGroup(label or "", [path]))
 
 
-def load_group(group: RunGroup, traces: TraceStore | None = None) -> LoadedRun:
+class TraceSink(Protocol):
+    def add(self, view: EpisodeView) -> int | None: ...
+
+
+def load_group(
+    group: RunGroup,
+    traces: TraceSink | None = None,
+    label: str | None = None,
+    listings: dict[Path, FolderListing] | None = None,
+) -> LoadedRun:
     """The files of one run (a run, or the shards of one) read as one run, in the group's order. With `traces`,
-    each episode's trace goes there and the run keeps slim records."""
+    each episode's trace goes there and the run keeps slim records. `label`: the run's name in the report, where
+    the caller has made the names of several runs unique (`run_labels`). `listings`: folders the caller has listed
+    (a study's folder, listed once for all its runs)."""
     # Every scorer any shard has is the run's: a shard without its eval file shows those evaluations as missing.
     files = [run_files(path) for path in group.paths]
-    listings = {d: FolderListing(os.listdir(d)) for d in dict.fromkeys(f.directory for f in files)}  # shards share one
+    listings = {} if listings is None else listings
+    for directory in dict.fromkeys(f.directory for f in files):  # shards share one
+        if directory not in listings:
+            listings[directory] = FolderListing(os.listdir(directory))
     found = [t for f in files for t in eval_files_among(f.trajectories, listings[f.directory])]
     eval_types = list(dict.fromkeys([*ALWAYS_SHOWN, *(t for t in found if split_eval_key(t)[1] is None)]))
     infos = [info_for_eval_type(t) for t in eval_types]
@@ -170,6 +185,10 @@ def load_group(group: RunGroup, traces: TraceStore | None = None) -> LoadedRun:
     # A combined run's robustness summary: the first of its folders that has one (shards of ours each could).
     robust = next((r for path in group.paths if (r := robust_summary(path, notes)) is not None), None)
     info = _run_info(group, logs, [i.name for i in infos], notes)
+    if label is not None:
+        info.run = label
+        if robust is not None:
+            robust.run = label
     for ep in episodes:
         ep.run = info.run
     judges = collect_members(info.run, joined, infos)
@@ -257,12 +276,13 @@ _EMPTY_STEP = dict.fromkeys(STEP_TEXTS, "")
 _EMPTY_TRAJECTORY = dict.fromkeys(TRAJECTORY_TEXTS, "")
 
 
-def _prefix_clashing_labels(runs: list[LoadedRun], groups: list[RunGroup]) -> None:
+def _prefix_clashing_labels(labels: list[str], groups: list[RunGroup]) -> list[str]:
     """Runs that share a label get the fewest folders above them that tell them apart (a study's judge/agent/...
     folders): two `run` folders under judge-a/qwen and judge-b/qwen are judge-a/qwen/run and judge-b/qwen/run."""
+    out = list(labels)
     by_label: dict[str, list[int]] = {}
-    for i, run in enumerate(runs):
-        by_label.setdefault(run.info.run, []).append(i)
+    for i, label in enumerate(labels):
+        by_label.setdefault(label, []).append(i)
     for label, clashing in by_label.items():
         if len(clashing) < 2:
             continue
@@ -275,32 +295,37 @@ def _prefix_clashing_labels(runs: list[LoadedRun], groups: list[RunGroup]) -> No
         if len(set(names)) < len(names):
             names = [p[-1] if p else "" for p in parents]
         for i, name in zip(clashing, names, strict=True):
-            runs[i].info.run = f"{name}/{label}"
+            out[i] = f"{name}/{label}"
+    return out
+
+
+def run_labels(groups: list[RunGroup]) -> list[str]:
+    """Each group's name in the report, unique, known before any file is read (so runs can be read one at a
+    time): the group's label, else its first file's or folder's; labels that clash get the folders above them
+    that tell them apart, and what still clashes a `#n`."""
+    labels = _prefix_clashing_labels([g.label or run_files(g.paths[0]).label for g in groups], groups)
+    seen: dict[str, int] = {}
+    for i, label in enumerate(labels):
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            labels[i] = f"{label}#{seen[label]}"
+    return labels
+
+
+def warn_notes(run: LoadedRun) -> None:
+    """Log a run's notes as warnings (lines that are not records are reported by the caller instead)."""
+    for note in run.info.notes:
+        if note not in run.info.problems:
+            log.warning("%s: %s", run.info.source, note)
 
 
 def load_runs(paths: list[Path], group_by: str | None = None, traces: TraceStore | None = None) -> list[LoadedRun]:
     """The runs the paths name, the shards of one run combined (`toolemu.reporting.groups`; `group_by` chooses
     how); labels are made unique where they clash. With `traces`, every trace goes there as it is read."""
     groups = group_runs(paths, group_by)
+    labels = run_labels(groups)
     with gc_paused():
-        runs = [load_group(g, traces) for g in groups]
-    _prefix_clashing_labels(runs, groups)
-    seen: dict[str, int] = {}
+        runs = [load_group(g, traces, label) for g, label in zip(groups, labels, strict=True)]
     for run in runs:
-        label = run.info.run
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            label = f"{label}#{seen[label]}"
-        run.info.run = label
-        if run.robust is not None:
-            run.robust.run = label
-        for ep in run.episodes:
-            ep.run = label
-        for members in run.judges.values():
-            for m in members:
-                m.use.run = label
-    for run in runs:
-        for note in run.info.notes:
-            if note not in run.info.problems:  # lines that are not records: the caller reports those
-                log.warning("%s: %s", run.info.source, note)
+        warn_notes(run)
     return runs
