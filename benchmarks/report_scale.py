@@ -11,13 +11,21 @@
   time over the bare parse's, per repeat: by wall time (the headline) and by CPU time (steadier on a shared
   machine, where another process's load stretches both wall times, not always alike).
 
+Each study repeat times two reports into one folder with one report cache (TOOLEMU_REPORT_CACHE, a fresh folder
+per repeat): the first (nothing cached) and the same report again (every run's files unchanged). With `--before
+TREE`, that source tree is timed the same way in each repeat, the two trees alternating which goes first, and the
+paired ratios (after over before, per repeat) are printed. `--copies N` makes N times the study (27N agents, each
+copy's text drawn anew, so no two files are alike); `--real DIR` times a study already on disk.
+
 Run: python benchmarks/report_scale.py [--records 10000] [--repeats 3]
-     python benchmarks/report_scale.py --study [--repeats 3] [--keep DIR]
+     python benchmarks/report_scale.py --study [--copies 4] [--repeats 3] [--keep DIR] [--before TREE]
+     python benchmarks/report_scale.py --study --real DIR [--repeats 3] [--before TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import os
@@ -215,9 +223,12 @@ def bare_parse(files: list[Path]) -> tuple[float, float]:
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def report_subprocess(study: Path, out: Path, extra: list[str], checkout: Path) -> tuple[float, int, float]:
+def report_subprocess(
+    study: Path, out: Path, extra: list[str], checkout: Path, env: dict[str, str] | None = None
+) -> tuple[float, int, float]:
     """`toolemu report` on the study as a child process (toolemu from `checkout`): (wall seconds, peak RSS in
-    bytes, CPU seconds: user + system). On a shared machine the CPU time is the steadier of the two."""
+    bytes, CPU seconds: user + system). On a shared machine the CPU time is the steadier of the two. `env`: more
+    variables for the child (the report cache's folder)."""
     code = "import sys; from toolemu.cli.app import main; sys.argv = ['toolemu', *sys.argv[1:]]; main()"
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
@@ -225,7 +236,7 @@ def report_subprocess(study: Path, out: Path, extra: list[str], checkout: Path) 
             [sys.executable, "-c", code, "report", str(study), "--out", str(out), *extra],
             stdout=subprocess.DEVNULL,
             stderr=err,
-            env={**os.environ, "PYTHONPATH": str(checkout)},
+            env={**os.environ, "PYTHONPATH": str(checkout), **(env or {})},
             cwd=checkout,  # `python -c` puts the working directory first on sys.path
         )
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
@@ -241,39 +252,97 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
 
 
+def content_hash_s(files: list[Path]) -> float:
+    """Seconds to SHA-256 every byte of the files: what keying a cache by content alone would cost each report."""
+    t0 = time.perf_counter()
+    for path in files:
+        with path.open("rb") as fh:
+            hashlib.file_digest(fh, "sha256")
+    return time.perf_counter() - t0
+
+
+def _median(values: list[float], digits: int = 2) -> float:
+    return round(statistics.median(values), digits)
+
+
+def _side(rows: list[dict[str, float]], parses: list[float]) -> dict[str, object]:
+    """One checkout's numbers over the repeats: the first report (an empty cache), the same report again (the
+    cache filled, the same files and folder), and each one's ratio to the bare parse of its own repeat."""
+    out: dict[str, object] = {}
+    for kind in ("first", "again"):
+        walls = [r[f"{kind}_wall"] for r in rows]
+        ratios = [r[f"{kind}_wall"] / parse for r, parse in zip(rows, parses, strict=True)]
+        cpu_ratios = [r[f"{kind}_cpu"] / r["parse_cpu"] for r in rows]
+        out[kind] = {
+            "wall_s": [round(w, 2) for w in walls],
+            "wall_median_s": _median(walls),
+            "ratio_per_repeat": [round(x, 2) for x in ratios],
+            "ratio_median": _median(ratios),
+            "cpu_ratio_median": _median(cpu_ratios),
+            "peak_rss_mb": round(max(r[f"{kind}_rss"] for r in rows) / 1e6, 1),
+        }
+    return out
+
+
 def study_main(args: argparse.Namespace) -> None:
+    sides = {"after": Path(args.checkout)}
+    if args.before:
+        sides = {"before": Path(args.before), **sides}
     with tempfile.TemporaryDirectory() as tmp:
-        study = Path(args.keep) if args.keep else Path(tmp) / "study"
-        files = sorted(study.glob("*.jsonl")) if args.keep and study.is_dir() else toolemu_study(study)
+        if args.real:
+            study = Path(args.real)
+            files = sorted(p for p in study.rglob("*.jsonl") if p.is_file())
+        else:
+            study = Path(args.keep) if args.keep else Path(tmp) / "study"
+            made = args.keep and study.is_dir() and any(study.glob("*.jsonl"))
+            files = sorted(study.glob("*.jsonl")) if made else toolemu_study(study, STUDY_AGENTS * args.copies)
         mb = sum(p.stat().st_size for p in files) / 1e6
-        rows = []
+        rows: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
+        parses, loads = [], []
         for i in range(args.repeats):
             parse, parse_cpu = bare_parse(files)
-            out = Path(tmp) / f"out{i}"
-            wall, rss, cpu = report_subprocess(study, out, args.report_args, Path(args.checkout))
-            rows.append((parse, wall, rss, parse_cpu, cpu))
-        page, data = out / "report.html", out / "report.json"
-        sidecar = out / "report_traces"
-        result = {
+            parses.append(parse)
+            order = list(sides.items()) if i % 2 == 0 else list(reversed(sides.items()))  # alternate who goes first
+            for name, checkout in order:
+                out, cache = Path(tmp) / f"out-{name}-{i}", Path(tmp) / f"cache-{name}-{i}"
+                env = {"TOOLEMU_REPORT_CACHE": str(cache)}
+                first, first_rss, first_cpu = report_subprocess(study, out, args.report_args, checkout, env)
+                again, again_rss, again_cpu = report_subprocess(study, out, args.report_args, checkout, env)
+                rows[name].append(
+                    {
+                        "first_wall": first,
+                        "first_rss": first_rss,
+                        "first_cpu": first_cpu,
+                        "again_wall": again,
+                        "again_rss": again_rss,
+                        "again_cpu": again_cpu,
+                        "parse_cpu": parse_cpu,
+                    }
+                )
+                last_out = out
+            loads.append(os.getloadavg()[0])
+        page, data = last_out / "report.html", last_out / "report.json"
+        result: dict[str, object] = {
+            "study": str(study) if args.real else f"{args.copies}x ({STUDY_AGENTS * args.copies} agents)",
             "files": len(files),
-            "dumps": sum(1 for p in files if "_eval_" not in p.name),
             "jsonl_mb": round(mb, 1),
             "repeats": args.repeats,
-            "bare_parse_s": [round(r[0], 2) for r in rows],
-            "report_wall_s": [round(r[1], 2) for r in rows],
-            "ratio_per_repeat": [round(r[1] / r[0], 2) for r in rows],
-            "ratio_median": round(statistics.median(r[1] / r[0] for r in rows), 2),
-            "bare_parse_cpu_s": [round(r[3], 2) for r in rows],
-            "report_cpu_s": [round(r[4], 2) for r in rows],
-            "cpu_ratio_per_repeat": [round(r[4] / r[3], 2) for r in rows],
-            "cpu_ratio_median": round(statistics.median(r[4] / r[3] for r in rows), 2),
-            "peak_rss_mb": round(max(r[2] for r in rows) / 1e6, 1),
-            "page_mb": round(page.stat().st_size / 1e6, 2),
-            "sidecar_mb": round(_size(sidecar) / 1e6, 2) if sidecar.exists() else 0.0,
-            "report_json_mb": round(data.stat().st_size / 1e6, 2),
+            "bare_parse_s": [round(p, 2) for p in parses],
+            "bare_parse_median_s": _median(parses),
+            "content_hash_s": round(content_hash_s(files), 2),
+            "load_1min": [round(x, 2) for x in loads],
+            **{name: _side(r, parses) for name, r in rows.items()},
+            "page_mb (after)": round(page.stat().st_size / 1e6, 2),
+            "report_json_mb (after)": round(data.stat().st_size / 1e6, 2),
+            "out_mb (after)": round(_size(last_out) / 1e6, 1),
             "runs": len(json.loads(data.read_text())["runs"]),
-            "load": os.getloadavg(),
         }
+        if "before" in rows:
+            for kind in ("first", "again"):
+                pairs = zip(rows["after"], rows["before"], strict=True)
+                paired = [a[f"{kind}_wall"] / b[f"{kind}_wall"] for a, b in pairs]
+                result[f"paired_{kind}_after_over_before"] = [round(x, 3) for x in paired]
+                result[f"paired_{kind}_median"] = _median(paired, 3)
     print(json.dumps(result, indent=2))
 
 
@@ -282,10 +351,13 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--study", action="store_true", help="27 agents x 10 shards of ToolEmu dumps (810 files)")
+    parser.add_argument("--copies", type=int, default=1, help="--study: N times the study (27N agents, each its own)")
+    parser.add_argument("--real", help="--study: time a study already on disk (every .jsonl below this folder)")
     parser.add_argument("--keep", help="--study: write the study here (or reuse the one there) instead of a temp dir")
     parser.add_argument(
         "--checkout", default=str(Path(__file__).resolve().parents[1]), help="--study: the toolemu source to time"
     )
+    parser.add_argument("--before", help="--study: a second source tree, timed alternately with --checkout")
     parser.add_argument("--report-args", nargs=argparse.REMAINDER, default=[], help="--study: more report options")
     args = parser.parse_args()
     logging.getLogger("toolemu").setLevel(logging.ERROR)

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
+from pydantic import BaseModel
 
 from toolemu.errors import InputError
-from toolemu.log import RunLog
+from toolemu.log import RunLog, Score
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.checks import checks_vs_judge
 from toolemu.reporting.cost import run_cost
@@ -398,10 +400,24 @@ def slim_run(part: RunPart) -> None:
     stays: the run's settings and files (a shell of each file's log: the files, run.json and the first record of
     ours), and each episode's summary. The values are set in each model's `__dict__`, as in load._slim."""
     run = part.run
+    shared: dict[Any, Any] = {}  # equal values held once: a study's episodes share their case names, scores...
     for view in run.episodes:
-        vars(view).update(steps=[], ledger={}, step_count=len(view.steps))
-        for score in [*view.scores.values(), *(s for lines in view.replicates.values() for s in lines)]:
-            vars(score).update(metadata={}, explanation="", summary="")
+        vars(view).update(
+            steps=[],
+            ledger={},
+            step_count=len(view.steps),
+            case_name=shared.setdefault(("case", view.case_name), view.case_name),
+            toolkits=shared.setdefault(("toolkits", *view.toolkits), view.toolkits),
+            risk_categories=shared.setdefault(("risks", *view.risk_categories), view.risk_categories),
+            scores={name: _shared_score(score, shared) for name, score in view.scores.items()},
+            replicates={k: [_shared_score(s, shared) for s in lines] for k, lines in view.replicates.items()},
+        )
+    for model in [*run.episodes, *shared.values()]:
+        if isinstance(model, BaseModel):
+            _share_fields_set(model, shared)
+    for g in part.groups:
+        for model in [g, g.gates, *g.metrics.values(), *g.ungated.values()]:
+            _share_fields_set(model, shared)
     run.sources = None
     run.logs = [_log_shell(log) for log in run.all_logs]
     run.log = run.logs[0] if run.logs else None
@@ -409,6 +425,30 @@ def slim_run(part: RunPart) -> None:
         scorer: members if len(members) > 1 else [_Verdicts(m.file, m.use, kept=m.values) for m in members]
         for scorer, members in run.judges.items()
     }
+
+
+def _shared_score(score: Score, shared: dict[Any, Any]) -> Score:
+    """The score without its details (metadata, explanation, summary), one object for every equal one."""
+    judge = score.judge
+    who = None if judge is None else (judge.scorer, judge.version, judge.kind, judge.model, judge.prompt)
+    if judge is not None:
+        who += (judge.schema_version, orjson.dumps(judge.parameters, option=orjson.OPT_SORT_KEYS))
+    key = ("score", score.scorer, score.metric, score.status, score.value, score.label, score.error, score.samples)
+    key += (score.judge_id, who)
+    found = shared.get(key)
+    if found is None:
+        vars(score).update(metadata={}, explanation="", summary="")
+        found = shared[key] = score
+    return found
+
+
+def _share_fields_set(model: BaseModel, shared: dict[Any, Any]) -> None:
+    """One set of field names for every model that was given the same fields: pydantic keeps one per instance (a
+    third of a small model's memory), read only by dumps with exclude_unset, which no report makes."""
+    names = model.__pydantic_fields_set__
+    one = shared.setdefault(("fields", type(model), frozenset(names)), names)
+    if one is not names:
+        object.__setattr__(model, "__pydantic_fields_set__", one)
 
 
 def _log_shell(log: RunLog) -> RunLog:
