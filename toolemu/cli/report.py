@@ -58,22 +58,40 @@ def report(
             "accuracy of the emulator that produced its results. One in a run's folder is read too."
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Every run's table and every line of the account (judges, costs, noise, ...); by default the "
+            "console shows the leaderboard and one line per kind of warning, at most 40 lines.",
+        ),
+    ] = False,
+    copy_traces: Annotated[
+        bool,
+        typer.Option(
+            "--copy-traces",
+            help="Copy every episode's trace beside the page (report_traces/), so the folder opens anywhere without "
+            "the run files; by default a large report refers to them and `toolemu view` reads them.",
+        ),
+    ] = False,
 ) -> object:
-    """Statistics, summary.csv, report.json and report.html (traces of a large report in report_traces/ beside
-    it) for one or more runs."""
+    """Statistics, summary.csv, report.json and report.html, which opens with a leaderboard of the runs, for one or
+    more runs; the console shows the leaderboard too."""
     # The reporting layer itself, not toolemu.api: that loads the agents, the model layer and LangChain, which a
     # report never uses (a study's report is timed against a bare parse of its files: docs/PERFORMANCE.md).
     from toolemu.reporting import print_summary
     from toolemu.reporting.accuracy import read_accuracy
+    from toolemu.reporting.tables import files_lines
     from toolemu.reporting.write import write_report
 
     accuracy = read_accuracy(judge_accuracy) if judge_accuracy is not None else None
     report, files = write_report(
-        list(dumps), out, accuracy, formats or [], group_by, baseline, compare or [], fidelity or []
+        list(dumps), out, accuracy, formats or [], group_by, baseline, compare or [], fidelity or [], copy_traces
     )
-    print_summary(report)
-    for kind, path in files.items():
-        typer.echo(f"{kind}: {path}")
+    print_summary(report, verbose=verbose, reserve=1)
+    for line in files_lines(files, verbose):
+        typer.echo(line)
     problems = [p for run in report.runs for p in run.problems]
     if problems:  # the report is written and notes them; the lines themselves are bad input
         raise InputError.from_lines(problems)
@@ -81,17 +99,11 @@ def report(
 
 
 def serve(directory: Path, port: int = 0) -> "ThreadingHTTPServer":
-    """A static server on loopback only, in a background thread; `server.shutdown()` stops it."""
-    from functools import partial
-    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+    """A report folder on loopback only, in a background thread; `server.shutdown()` stops it. The traces a large
+    report refers to are read from its run files when the page asks (toolemu.reporting.serve)."""
+    from toolemu.reporting.serve import serve as serve_report
 
-    class _QuietHandler(SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", port), partial(_QuietHandler, directory=str(directory)))
-    threading.Thread(target=server.serve_forever, daemon=True, name="report-server").start()
-    return server
+    return serve_report(directory, port)
 
 
 def view(

@@ -5,8 +5,7 @@ Every string that came from a file (run names, case names, check ids) goes throu
 from __future__ import annotations
 
 from toolemu.reporting.checks import KIND_TEXT
-from toolemu.reporting.html import e
-from toolemu.reporting.judges_html import _table, _td
+from toolemu.reporting.html_parts import e, table, td
 from toolemu.reporting.model import Report
 
 NOTE = (
@@ -23,29 +22,29 @@ def checks_section(report: Report) -> str:
     parts = ['<section id="checks"><h2>Checks and the safety judge</h2>', f'<p class="note">{e(NOTE)}</p>']
     summary = [
         [
-            _td(f'<span class="run-name">{e(c.run)}</span>'),
-            _td(str(c.both), num=True),
-            _td(str(c.agree), num=True),
-            _td(str(c.check_violated_judged_safe), num=True),
-            _td(str(c.judged_failure_no_check_violated), num=True),
+            td(f'<span class="run-name">{e(c.run)}</span>'),
+            td(str(c.both), num=True),
+            td(str(c.agree), num=True),
+            td(str(c.check_violated_judged_safe), num=True),
+            td(str(c.judged_failure_no_check_violated), num=True),
         ]
         for c in report.checks_vs_judge
     ]
     head = ["run", "#scored by both", "#agree", "#check violated, judged safe", "#judged failure, no check violated"]
-    parts.append(_table("checks-summary", head, summary))
+    parts.append(table("checks-summary", head, summary))
     rows = [
         [
-            _td(f'<span class="run-name">{e(d.run)}</span>'),
-            _td(f'<a href="#ep-{d.episode}">{e(d.case_name)}</a> <span class="sub">#{d.trial}</span>'),
-            _td(f"{d.safety:g}", num=True),
-            _td(e(", ".join(d.violated)) or '<span class="sub">–</span>'),
-            _td(e(KIND_TEXT[d.kind])),
+            td(f'<span class="run-name">{e(d.run)}</span>'),
+            td(f'<a href="#ep-{d.episode}">{e(d.case_name)}</a> <span class="sub">#{d.trial}</span>'),
+            td(f"{d.safety:g}", num=True),
+            td(e(", ".join(d.violated)) or '<span class="sub">–</span>'),
+            td(e(KIND_TEXT[d.kind])),
         ]
         for c in report.checks_vs_judge
         for d in c.disagreements
     ]
     if rows:
         parts.append("<h3>Episodes where they disagree</h3>")
-        parts.append(_table("checks-disagreements", ["run", "episode", "#safety", "violated checks", "how"], rows))
+        parts.append(table("checks-disagreements", ["run", "episode", "#safety", "violated checks", "how"], rows))
     parts.append("</section>")
     return "".join(parts)

@@ -5,8 +5,7 @@ goes through `html.e`."""
 from __future__ import annotations
 
 from toolemu.reporting.fidelity_model import Share
-from toolemu.reporting.html import e
-from toolemu.reporting.judges_html import _rate, _table, _td
+from toolemu.reporting.html_parts import e, rate_text, table, td
 from toolemu.reporting.model import Report
 
 NOTE = (
@@ -19,8 +18,8 @@ NOTE = (
 
 def _share(s: Share) -> str:
     if s.rate is None:
-        return _td('<span class="sub">–</span>', num=True)
-    return _td(f'{_rate(s.rate, s.ci)} <span class="sub">{s.k}/{s.n}</span>', num=True)
+        return td('<span class="sub">–</span>', num=True)
+    return td(f'{rate_text(s.rate, s.ci)} <span class="sub">{s.k}/{s.n}</span>', num=True)
 
 
 def fidelity_table(report: Report) -> str:
@@ -31,15 +30,15 @@ def fidelity_table(report: Report) -> str:
         spec = {True: "", False: " (certified on another version of the toolkit)", None: ""}[f.same_spec]
         rows.append(
             [
-                _td(e(f.toolkit)),
-                _td(f'<span class="run-name">{e(f.run)}</span>'),
-                _td(e(f"{f.emulator} ({f.emulator_type})") + f'<span class="sub">{e(spec)}</span>'),
+                td(e(f.toolkit)),
+                td(f'<span class="run-name">{e(f.run)}</span>'),
+                td(e(f"{f.emulator} ({f.emulator_type})") + f'<span class="sub">{e(spec)}</span>'),
                 _share(f.state),
                 _share(f.fields),
-                _td(f'<span class="sub">{e(f.source)}</span>'),
+                td(f'<span class="sub">{e(f.source)}</span>'),
             ]
         )
     head = ["toolkit", "run", "emulator", "#state accuracy", "#field accuracy", "certificate"]
-    return f'<h3 id="fidelity">Emulator fidelity</h3><p class="note">{e(NOTE)}</p>' + _table(
+    return f'<h3 id="fidelity">Emulator fidelity</h3><p class="note">{e(NOTE)}</p>' + table(
         "fidelity-table", head, rows
     )

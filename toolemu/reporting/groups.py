@@ -69,6 +69,12 @@ def group_runs(paths: list[Path], group_by: str | None = None) -> list[RunGroup]
     for key, group in groups.items():
         if key[0] != "own":
             _finish(key, group)
+    combined = [g for g in groups.values() if len(g.paths) > 1]
+    if combined:  # one line for a study of any size: each run's files are listed in report.json (`sources`)
+        files = sum(len(g.paths) for g in combined)
+        first = combined[0]
+        example = f"{first.label}" + (f", e.g. from {len(first.paths)}" if len(combined) > 1 else "")
+        log.info("%d run%s combined from %d files (%s)", len(combined), "s" * (len(combined) > 1), files, example)
     return list(groups.values())
 
 
@@ -158,8 +164,6 @@ def _finish(key: tuple[Any, ...], group: RunGroup) -> None:
             )
     else:
         group.label = key[1]
-    if len(group.paths) > 1:
-        log.info("run %s: combined from %d files", group.label, len(group.paths))
 
 
 # --------------------------------------------------------------------------------------------------- chosen

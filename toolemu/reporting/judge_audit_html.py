@@ -6,9 +6,8 @@ Every string that came from a file (run, model and scorer names) goes through `h
 from __future__ import annotations
 
 from toolemu.log.judge_audit import METHOD, AuditedJudge, Share
-from toolemu.reporting.html import _ci, _pct, e
+from toolemu.reporting.html_parts import ci_text, e, pct, table, td
 from toolemu.reporting.judge_audit import NOT_MEASURED
-from toolemu.reporting.judges_html import _table, _td
 from toolemu.reporting.model import Report
 from toolemu.reporting.plots import run_order
 
@@ -16,11 +15,11 @@ from toolemu.reporting.plots import run_order
 def _text(s: Share) -> str:
     if s.rate is None:
         return '<span class="sub">none</span>'
-    return f'{_pct(s.rate)} <span class="ci">{_ci(s.ci, pct=True)}</span> <span class="sub">of {s.of}</span>'
+    return f'{pct(s.rate)} <span class="ci">{ci_text(s.ci, pct=True)}</span> <span class="sub">of {s.of}</span>'
 
 
 def _share(s: Share) -> str:
-    return _td(_text(s), num=True)
+    return td(_text(s), num=True)
 
 
 def _catch(j: AuditedJudge) -> str:
@@ -45,18 +44,18 @@ def judge_audit_section(report: Report) -> str:
             by_kind = {k.kind: k.caught for k in j.kinds}
             rows.append(
                 [
-                    _td(f'<span class="run-name">{e(run)}</span>'),
-                    _td(e(j.scorer)),
-                    _td(e(j.label or j.model)),
-                    _td("headline" if j.headline else "panel"),
+                    td(f'<span class="run-name">{e(run)}</span>'),
+                    td(e(j.scorer)),
+                    td(e(j.label or j.model)),
+                    td("headline" if j.headline else "panel"),
                     _catch(j),
                     _share(j.false_alarm),
-                    *(_share(by_kind[k]) if k in by_kind else _td("–", True) for k in kinds),
+                    *(_share(by_kind[k]) if k in by_kind else td("–", True) for k in kinds),
                 ]
             )
     parts = ['<section id="judge-audit"><h2>Judge audit</h2>']
     if rows:
-        parts.append(f'<p class="note">{e(METHOD)}</p>' + _table("judge-audit-table", head, rows))
+        parts.append(f'<p class="note">{e(METHOD)}</p>' + table("judge-audit-table", head, rows))
         for a in report.judge_audits:
             per = f"{a.calls_per_episode:.1f}" if a.calls_per_episode is not None else "–"
             stopped = f"; stopped: {a.stopped}" if a.stopped else ""

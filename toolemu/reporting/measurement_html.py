@@ -6,8 +6,7 @@ Every string that came from a file (run names, model names) goes through `html.e
 
 from __future__ import annotations
 
-from toolemu.reporting.html import e
-from toolemu.reporting.judges_html import _rate, _table, _td
+from toolemu.reporting.html_parts import e, rate_text, table, td
 from toolemu.reporting.measurement_model import Rate, RunMeasurement
 from toolemu.reporting.model import Report
 
@@ -23,27 +22,27 @@ NOTE = (
 
 def _cell(rate: Rate | None) -> str:
     if rate is None or rate.rate is None:
-        return _td('<span class="sub">–</span>', num=True)
-    return _td(f'{_rate(rate.rate, rate.ci)} <span class="sub">n={rate.n}</span>', num=True)
+        return td('<span class="sub">–</span>', num=True)
+    return td(f'{rate_text(rate.rate, rate.ci)} <span class="sub">n={rate.n}</span>', num=True)
 
 
 def _filter(m: RunMeasurement) -> str:
     f = m.realism_filter
     if f is None:
-        return _td('<span class="sub">off</span>')
+        return td('<span class="sub">off</span>')
     text = (
         f"{f.rejected_drafts} rejected (rules {f.flagged_by_rules}, judge {f.flagged_by_judge}) on {f.redrafted} of "
         f"{f.observations} observations; {f.calls} calls, ${f.cost_usd:.4f}"
     )
-    return _td(e(text))
+    return td(e(text))
 
 
 def _user(m: RunMeasurement) -> str:
     u = m.user
     if u is None:
-        return _td('<span class="sub">–</span>')
+        return td('<span class="sub">–</span>')
     text = f"{u.flagged} of {u.replies} replies flagged; {u.reasks} asked again, {u.fixed} fixed; {u.marked} marked"
-    return _td(e(text))
+    return td(e(text))
 
 
 def measurement_table(report: Report) -> str:
@@ -51,10 +50,10 @@ def measurement_table(report: Report) -> str:
         return ""
     rows = [
         [
-            _td(f'<span class="run-name">{e(m.run)}</span>'),
+            td(f'<span class="run-name">{e(m.run)}</span>'),
             _cell(m.safe),
             _cell(m.realistic),
-            _td(f"{m.observations_flagged} / {m.observations_rated}", num=True),
+            td(f"{m.observations_flagged} / {m.observations_rated}", num=True),
             _cell(m.aware),
             _cell(m.safe_unaware),
             _cell(m.failure),
@@ -77,8 +76,8 @@ def measurement_table(report: Report) -> str:
         "simulated user",
     ]
     parts = ["<h3>Realism and awareness</h3>", f'<p class="note">{e(NOTE)}</p>']
-    parts.append(_table("measurement-table", head, rows))
+    parts.append(table("measurement-table", head, rows))
     if report.realism_by_emulator:
-        by = [[_td(e(x.emulator)), _cell(x.realistic), _td(e(", ".join(x.runs)))] for x in report.realism_by_emulator]
-        parts.append(_table("realism-by-emulator", ["emulator", "#realistic", "runs"], by))
+        by = [[td(e(x.emulator)), _cell(x.realistic), td(e(", ".join(x.runs)))] for x in report.realism_by_emulator]
+        parts.append(table("realism-by-emulator", ["emulator", "#realistic", "runs"], by))
     return "".join(parts)

@@ -5,8 +5,7 @@ Every string that came from a file (run and scorer names, the fit's notes) goes 
 
 from __future__ import annotations
 
-from toolemu.reporting.html import _ci, _pct, e
-from toolemu.reporting.judges_html import _table, _td
+from toolemu.reporting.html_parts import ci_text, e, pct, table, td
 from toolemu.reporting.model import Report
 from toolemu.reporting.noise import headline_scorers
 from toolemu.reporting.noise_model import JUDGE_SHARE_BOUND, PARTS, MetricNoise, Part, noise_text
@@ -15,15 +14,15 @@ from toolemu.reporting.plots import overall_groups, run_order
 
 def _share_cell(m: MetricNoise | None, part: Part) -> str:
     if m is None:
-        return _td("–", num=True)
+        return td("–", num=True)
     c = next((c for c in m.components if part in c.parts), None)
     if c is None:
-        return _td('<span class="sub">not measured</span>', num=True)
-    share = f'{_pct(c.share)} <span class="ci">{_ci(c.share_ci, pct=True)}</span>' if c.share is not None else "–"
+        return td('<span class="sub">not measured</span>', num=True)
+    share = f'{pct(c.share)} <span class="ci">{ci_text(c.share_ci, pct=True)}</span>' if c.share is not None else "–"
     merged = f' <span class="sub">({e(c.name)})</span>' if len(c.parts) > 1 else ""
     sd = f' <span class="sub">sd {c.sd:.3f}</span>'
     if part == "judge" and m.judge_dominated:
-        title = f"more than {_pct(JUDGE_SHARE_BOUND)} of the spread is the judge's: the rate says more about its judge"
+        title = f"more than {pct(JUDGE_SHARE_BOUND)} of the spread is the judge's: the rate says more about its judge"
         return f'<td class="num warn" title="{e(title)}">{share}{merged}{sd} judge-dominated</td>'
     return f'<td class="num">{share}{merged}{sd}</td>'
 
@@ -47,13 +46,13 @@ def noise_table(report: Report) -> str:
             noted = f' <span class="sub">{e(m.degenerate)}</span>' if m is not None and m.degenerate else ""
             rows.append(
                 [
-                    _td(f'<span class="run-name">{e(run)}</span>'),
-                    _td(f"{e(name)} <span class=sub>({e(rate_name)})</span>"),
-                    _td(
-                        f'{_pct(stats.binarized_rate)} <span class="ci">{_ci(stats.binarized_ci, pct=True)}</span>',
+                    td(f'<span class="run-name">{e(run)}</span>'),
+                    td(f"{e(name)} <span class=sub>({e(rate_name)})</span>"),
+                    td(
+                        f'{pct(stats.binarized_rate)} <span class="ci">{ci_text(stats.binarized_ci, pct=True)}</span>',
                         num=True,
                     ),  # fmt: skip
-                    _td(e(text) + noted),
+                    td(e(text) + noted),
                     *(_share_cell(m, part) for part in PARTS),
                 ]
             )
@@ -66,7 +65,7 @@ def noise_table(report: Report) -> str:
         "would move between two runs on the same cases (one standard deviation, in points), split into the agent "
         "(new trials), the emulator (the agent's actions replayed in new worlds) and the judge (each trajectory "
         "judged again), each a share of the variance with its bootstrap CI and its standard deviation per verdict. "
-        f"A judge share above {_pct(JUDGE_SHARE_BOUND)} is marked: the rate then says more about its judge than "
+        f"A judge share above {pct(JUDGE_SHARE_BOUND)} is marked: the rate then says more about its judge than "
         "about the agent. <em>not measured</em>: the command has not been run on this run, or its design did not "
-        "repeat that part.</p>" + _table("noise-table", head, rows)
+        "repeat that part.</p>" + table("noise-table", head, rows)
     )

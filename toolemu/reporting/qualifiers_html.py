@@ -6,8 +6,7 @@ Every string that came from a file (run, case, model and role names) goes throug
 
 from __future__ import annotations
 
-from toolemu.reporting.html import _ci, _pct, e
-from toolemu.reporting.judges_html import _table, _td
+from toolemu.reporting.html_parts import ci_text, e, pct, table, td
 from toolemu.reporting.model import Report
 from toolemu.reporting.plots import overall_groups, run_order
 from toolemu.reporting.qualifiers import FlipCase, FlipStats, RunCost
@@ -18,17 +17,17 @@ SHOWN_CASES = 50  # flipped cases listed per scorer and run; the rest are counte
 
 def _flip_cell(f: FlipStats | None) -> str:
     if f is None:
-        return _td('<span class="sub">not re-judged</span>', num=True)
-    text = f'{_pct(f.rate)} <span class="ci">{_ci(f.ci, pct=True)}</span> <span class="sub">of {f.episodes}</span>'
+        return td('<span class="sub">not re-judged</span>', num=True)
+    text = f'{pct(f.rate)} <span class="ci">{ci_text(f.ci, pct=True)}</span> <span class="sub">of {f.episodes}</span>'
     if f.unstable:
-        title = f"the judge changed its verdict on more than {_pct(f.threshold)} of re-judged episodes"
+        title = f"the judge changed its verdict on more than {pct(f.threshold)} of re-judged episodes"
         return f'<td class="num warn" title="{e(title)}">{text} unstable</td>'
-    return _td(text, num=True)
+    return td(text, num=True)
 
 
 def _money_cell(value: float | None, cost: RunCost | None) -> str:
     if cost is None:
-        return _td("–", num=True)
+        return td("–", num=True)
     title = f' title="{e("unpriced calls not counted: " + unpriced_text(cost))}"' if cost.lower_bound else ""
     return f'<td class="num"{title}>{e(money(value, cost.lower_bound))}</td>'
 
@@ -49,15 +48,15 @@ def qualifiers_summary(report: Report) -> str:
             if m is None or not m.n:
                 continue
             f = flips.get((run, info.name))
-            rate = f'{_pct(m.binarized_rate)} <span class="ci">{_ci(m.binarized_ci, pct=True)}</span>'
+            rate = f'{pct(m.binarized_rate)} <span class="ci">{ci_text(m.binarized_ci, pct=True)}</span>'
             rows.append(
                 [
-                    _td(f'<span class="run-name">{e(run)}</span>'),
-                    _td(f"{e(info.name)} <span class=sub>({e(info.rate_name)})</span>"),
-                    _td(rate, num=True),
+                    td(f'<span class="run-name">{e(run)}</span>'),
+                    td(f"{e(info.name)} <span class=sub>({e(info.rate_name)})</span>"),
+                    td(rate, num=True),
                     _flip_cell(f),
                     _money_cell(cost.per_episode if cost else None, cost),
-                    _td(_pct(cost.judge_share) if cost else "–", num=True),
+                    td(pct(cost.judge_share) if cost else "–", num=True),
                     _money_cell(cost.per_failure.get(info.name) if cost else None, cost),
                     _money_cell(cost.per_robust_failure if cost else None, cost),
                 ]
@@ -78,10 +77,10 @@ def qualifiers_summary(report: Report) -> str:
         '<h3 id="qualifiers">What qualifies these rates</h3>'
         '<p class="note">The judge flip rate: the share of re-judged episodes (<code>toolemu evaluate RUN --rejudge '
         "K</code>) whose binarised verdict changed across the headline judgement and the re-judgements; above "
-        f"{_pct(report.flips[0].threshold if report.flips else 0.1)} the rate beside it is marked unstable. "
+        f"{pct(report.flips[0].threshold if report.flips else 0.1)} the rate beside it is marked unstable. "
         "Costs are what each call recorded at the price table's prices (the Cost section): per episode, the judges' "
         "share, per failure the scorer's judge found, per robust failure (the run and its robust re-runs).</p>"
-        + _table("qualifiers-table", head, rows)
+        + table("qualifiers-table", head, rows)
     )
 
 
@@ -91,12 +90,12 @@ def stability_section(report: Report) -> str:
     head = ["run", "scorer", "judge", "#re-judged", "#re-judgements each", "#flipped", "#flip rate [95% CI]"]
     rows = [
         [
-            _td(f'<span class="run-name">{e(f.run)}</span>'),
-            _td(e(f.scorer)),
-            _td(e(f.judge)),
-            _td(str(f.episodes), num=True),
-            _td(str(f.times), num=True),
-            _td(str(f.flipped), num=True),
+            td(f'<span class="run-name">{e(f.run)}</span>'),
+            td(e(f.scorer)),
+            td(e(f.judge)),
+            td(str(f.episodes), num=True),
+            td(str(f.times), num=True),
+            td(str(f.flipped), num=True),
             _flip_cell(f),
         ]
         for f in report.flips
@@ -107,7 +106,7 @@ def stability_section(report: Report) -> str:
         "seed; each call asked afresh). An episode counts when its headline judgement and at least one re-judgement "
         "are scored; it flipped when their binarised verdicts (score ≥ the scorer's threshold) differ. CIs: "
         "percentile bootstrap over the counted episodes. Re-judgements never enter the headline numbers.</p>",
-        _table("stability-table", head, rows),
+        table("stability-table", head, rows),
     ]
     for f in report.flips:
         parts += [f'<p class="note">{e(f.run)} · {e(f.scorer)}: {e(note)}</p>' for note in f.notes]
@@ -147,23 +146,23 @@ def cost_section(report: Report) -> str:
     ]
     head = ["role", "model", "#calls", "#cache hits", "#prompt tokens", "#completion tokens", "#cost", "#unpriced"]
     for c in report.costs:
-        table = f", price table {e(c.price_table)}" if c.price_table else ""
-        title = f'<span class="run-name">{e(c.run)}</span> <span class="sub">{c.episodes} episodes{table}</span>'
+        prices = f", price table {e(c.price_table)}" if c.price_table else ""
+        title = f'<span class="run-name">{e(c.run)}</span> <span class="sub">{c.episodes} episodes{prices}</span>'
         parts.append(f"<h3>{title}</h3>")
         rows = [
             [
-                _td(e(r.role)),
-                _td(e(r.model)),
-                _td(str(r.calls), num=True),
-                _td(str(r.cache_hits), num=True),
-                _td(str(r.prompt_tokens), num=True),
-                _td(str(r.completion_tokens), num=True),
-                _td(e("unpriced" if r.unpriced_calls == r.calls and r.calls else money(r.cost_usd)), num=True),
+                td(e(r.role)),
+                td(e(r.model)),
+                td(str(r.calls), num=True),
+                td(str(r.cache_hits), num=True),
+                td(str(r.prompt_tokens), num=True),
+                td(str(r.completion_tokens), num=True),
+                td(e("unpriced" if r.unpriced_calls == r.calls and r.calls else money(r.cost_usd)), num=True),
                 f'<td class="num{" warn" if r.unpriced_calls else ""}">{r.unpriced_calls}</td>',
             ]
             for r in c.roles
         ]
-        parts.append(_table(f"cost-{c.run}", head, rows))
+        parts.append(table(f"cost-{c.run}", head, rows))
         if c.unpriced:
             parts.append(
                 f'<p class="note warning">Unpriced (not in the price table, not counted in the dollars): '

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 
 from toolemu.log.toolemu_format import quit_reason
+from toolemu.reporting.leaderboard import identity
 from toolemu.reporting.model import MetricStats, Report, statuses_of
 from toolemu.scorers.base import MetricInfo
 
@@ -51,12 +52,13 @@ def unified_report_text(report: Report, run: str) -> str:
     overall = report.overall(run)
     episodes = [ep for ep in report.episodes if ep.run == run]
     quits = [quit_reason(ep.final_answer) for ep in episodes if ep.status == "quit"]
+    who = identity(info)  # what the run recorded, else what its file names say (safety-persists' dumps)
     lines = [
         f"Unified report: {run}",
         f"source: {info.source}",
         f"agent: {info.agent or '-'}",
-        f"emulator: {info.emulator or '-'}",
-        f"evaluator: {info.evaluator or '-'}",
+        f"emulator: {info.emulator or who.emulator or '-'}",
+        f"evaluator: {info.evaluator or who.judge or '-'}",
         "",
         "== Quitting ==",
         f"  episodes: {len(episodes)}",

@@ -1,12 +1,19 @@
 """`toolemu report` as a library call: load the dumps, build the report, write its files.
 
-The episodes' traces go to a trace store as the dumps are read (embedded in the page, or sidecar files in
-`report_traces/` for a large report), so memory holds summaries, not every step of every episode. report.json holds
-the statistics and a summary of each episode, with the file and record its trajectory is in.
+What a report folder holds: report.html (the leaderboard first; a small page at any study size), report.json (the
+statistics and a summary of each episode, with the file and record its trajectory is in), summary.csv and one unified
+report per run; for a large report, `report_runs/` (each run's detail and episode list, loaded by the page when the
+run is opened) and `report_sources.json` (the run files the page refers to for traces, which `toolemu view` reads).
+
+The episodes' traces go to a trace store as the dumps are read, so memory holds summaries, not every step of every
+episode: a small report keeps them in its page; a larger one refers to its run files instead of copying them, so the
+folder stays a small part of its input (`copy_traces`: copied to `report_traces/` beside the page, for a folder that
+opens anywhere without the run files).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +31,7 @@ from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.load import LoadedRun, load_runs
 from toolemu.reporting.model import Report
 from toolemu.reporting.quitting import quitting_files
+from toolemu.reporting.serve import SOURCES_JSON
 from toolemu.reporting.tables import summary_csv
 from toolemu.reporting.traces import TraceStore, store_views
 from toolemu.reporting.unified import UNIFIED_SUFFIX, unified_report_name, unified_report_text
@@ -37,13 +45,30 @@ class ReportFile(Report):
     episodes: list[dict[str, Any]] = Field(default_factory=list)  # type: ignore[assignment]
 
 
-def report_json(report: Report) -> str:
+def report_json(report: Report, summaries: list[dict[str, Any]] | None = None) -> str:
     """report.json: every field of the report (pydantic's JSON: NaN and infinities as null), the episodes as
-    summaries (`EpisodeView.summary`): their trajectories are in the files each names."""
+    summaries (`EpisodeView.summary`, or `summaries` where the caller made them): their trajectories are in the files
+    each names."""
     fields = {name: getattr(report, name) for name in Report.model_fields if name != "episodes"}
-    return ReportFile.model_construct(**fields, episodes=[ep.summary() for ep in report.episodes]).model_dump_json(
-        indent=1
-    )
+    episodes = summaries if summaries is not None else [ep.summary() for ep in report.episodes]
+    return ReportFile.model_construct(**fields, episodes=episodes).model_dump_json(indent=1)
+
+
+def sources_json(report: Report, token: str) -> str:
+    """report_sources.json: the trajectory files the page refers to for traces (numbered as the page numbers them),
+    where they are and how they were when the report read them, so that `toolemu view` reads a trace from the file
+    the numbers came from, or says it changed."""
+    from toolemu.reporting.html import episode_sources
+
+    sources = []
+    for source in episode_sources(report):
+        path = Path(source).resolve()
+        try:
+            stat = path.stat()
+            sources.append({"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+        except OSError:
+            sources.append({"path": str(path), "size": None, "mtime_ns": None})
+    return json.dumps({"token": token, "sources": sources}, indent=1)
 
 
 def default_out_dir(dumps: list[Path]) -> Path:
@@ -70,6 +95,7 @@ def write_report(
     baseline: str | None = None,
     compare: Sequence[str] = (),
     fidelity: Sequence[Path] = (),
+    copy_traces: bool = False,
 ) -> tuple[Report, dict[str, Path]]:
     """Write report.json, summary.csv, report.html (and its `report_traces/` when large) and one
     `<run>_unified_report.txt` per run, and with `formats` (parquet, csv) the frames of toolemu.analysis
@@ -77,15 +103,17 @@ def write_report(
     frames as `<frame>.<format>`). `accuracy`: judges' sensitivity and specificity, for rates corrected for judge
     error. `group_by`: which files make one run (toolemu.reporting.groups). `baseline`, `compare`: which runs are
     compared pair by pair (toolemu.reporting.build.comparisons). `fidelity`: fidelity.json files whose certificates
-    go beside each toolkit (toolemu.reporting.fidelity)."""
-    from toolemu.reporting.html import render_html
+    go beside each toolkit (toolemu.reporting.fidelity). `copy_traces`: every trace copied beside the page, rather
+    than read from the run files where the page cannot hold them."""
+    from toolemu.reporting.html import render_html, run_sidecars
 
     if formats:  # the frames need pandas: loaded only when asked for
         from toolemu.reporting.frame_files import check_formats
 
         check_formats(list(formats))
     out = out or default_out_dir(dumps)
-    traces = TraceStore(out, scrub=redactor())
+    traces = TraceStore(out, scrub=redactor(), reference=not copy_traces)
+    sidecars = run_sidecars(out, scrub=redact)
     with gc_paused():  # see gc_pause: everything read stays alive until the files are written
         # The frames need every record whole (steps_df holds the steps' text): with --format, nothing is slimmed.
         runs = load_runs(dumps, group_by, None if formats else traces)
@@ -95,11 +123,14 @@ def write_report(
         if formats:
             store_views(report.episodes, traces)
         traces.close()
+        summaries = [ep.summary() for ep in report.episodes]
         texts = {
-            out / "report.json": report_json(report),
+            out / "report.json": report_json(report, summaries),
             out / "summary.csv": summary_csv(report),
-            out / REPORT_HTML: render_html(report, traces),
+            out / REPORT_HTML: render_html(report, traces, sidecars, summaries),
         }
+        if traces.referenced:
+            texts[out / SOURCES_JSON] = sources_json(report, traces.token)
     unified: dict[str, Path] = {}
     for run in report.runs:
         name = unified_report_name(run.run)
@@ -114,9 +145,16 @@ def write_report(
         # replaced whole or not at all: a full disk leaves the last report's file, never a page cut off.
         write_text_atomic(path, redact(text), "--out")
     traces.remove_stale()  # an earlier report's sidecar files, now that the page naming this render's is written
+    sidecars.remove_stale()
+    if not traces.referenced and (out / SOURCES_JSON).is_file():
+        (out / SOURCES_JSON).unlink()  # an earlier, larger report's: this page refers to no run file
     files = {"html": out / REPORT_HTML, "json": out / "report.json", "csv": out / "summary.csv"}
     if traces.in_files:
         files["traces"] = traces.files[0].parent
+    if sidecars.files:
+        files["runs"] = sidecars.folder
+    if traces.referenced:
+        files["sources"] = out / SOURCES_JSON
     files |= {f"unified:{run}": path for run, path in unified.items()}
     if formats:
         from toolemu.reporting.frame_files import write_frames

@@ -1,11 +1,16 @@
-/* ToolEmu report: the episode list, its filters and the trace viewer.
+/* ToolEmu report: the leaderboard's sorting and filters, each run's detail, the episode list, its filters and the
+ * trace viewer.
  *
  * Every string in the data came from a model or a dump and is hostile: it only ever reaches the page through
  * textContent / createTextNode (never innerHTML, never an href or src, never eval). The data is read from the
- * JSON data block (id "report-data") with JSON.parse: a summary of every episode. An episode's trace (its steps and
- * the judges' texts) is read when it is opened, from the page's chunk blocks (id "traces-<n>", JSON) or from a
- * sidecar file beside the page (report_traces/<token>-<n>.js), loaded by a script element with this script's nonce:
- * it calls toolemuTraces(token, n, text) with the chunk's JSON as a string, which is handed to JSON.parse.
+ * JSON data block (id "report-data") with JSON.parse: a summary of every episode, or, for a large report, where each
+ * run's summaries are (a sidecar file per run, report_runs/<token>-<n>.js, loaded when the run is listed or opened).
+ * A sidecar file is a script element with this script's nonce that calls toolemuRun(token, n, text) with the run's
+ * data as a JSON string, handed to JSON.parse; it carries the run's detail as HTML the page wrote itself (escaped),
+ * parsed inert by DOMParser and moved into the page. An episode's trace (its steps and the judges' texts) is read
+ * when it is opened: from the page's chunk blocks (id "traces-<n>", JSON), from a sidecar file
+ * (report_traces/<token>-<n>.js, calling toolemuTraces), or, for a report that refers to its run files, from
+ * `toolemu view`, which reads the record and answers with a script calling toolemuTrace.
  */
 (function () {
   "use strict";
@@ -22,7 +27,8 @@
   };
 
   var data = JSON.parse(document.getElementById("report-data").textContent);
-  var episodes = data.episodes || []; // summaries: no steps (step_count), no judge's text
+  var SPLIT = data.split || null; // {token, dir, total}: each run's episodes are in its sidecar file
+  var episodes = data.episodes || []; // summaries: no steps (step_count), no judge's text; sparse when SPLIT
   var TRACES = data.traces || { mode: "none" };
   var NONCE = (document.currentScript && document.currentScript.nonce) || "";
   var scorers = data.scorers || []; // [{name, title, lower, upper, higher_is_better, ...}], in display order
@@ -128,11 +134,13 @@
 
   // --------------------------------------------------------------------------------------------------- state
 
-  var rows = episodes.map(function (ep, i) {
+  function makeRow(ep, i) {
     var keys = {};
     scorerNames.forEach(function (name) { keys[name] = scoreKey((ep.scores || {})[name]); });
     return { i: i, ep: ep, keys: keys, toolkits: ep.toolkits || [], haystack: null };
-  });
+  }
+
+  var rows = SPLIT ? [] : episodes.map(makeRow);
 
   COLUMNS = 6 + scorerNames.length;
   var FILTERS = ["run", "toolkit", "status"].concat(scorerNames, ["search"]);
@@ -200,19 +208,48 @@
 
   function byText(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
 
-  function buildFilters() {
-    var runOrder = (data.runs || []).map(function (r) { return r.run; });
-    var statusOrder = data.statuses || [];
-    var runs = countBy(function (r) { return r.ep.run; });
+  function inOrder(list) {
+    return function (a, b) {
+      var ia = list.indexOf(a), ib = list.indexOf(b);
+      return (ia < 0 ? 1e9 : ia) - (ib < 0 ? 1e9 : ib) || byText(a, b);
+    };
+  }
+
+  function byScore(a, b) { return scoreKeyOrder(a) - scoreKeyOrder(b); }
+
+  /* The options of the filters the listed episodes decide: [select id, label, options without "all"]. */
+  function optionSets() {
     var toolkits = countBy(function (r) { return r.toolkits; });
     var statuses = countBy(function (r) { return r.ep.status; });
-    function inOrder(list) {
-      return function (a, b) {
-        var ia = list.indexOf(a), ib = list.indexOf(b);
-        return (ia < 0 ? 1e9 : ia) - (ib < 0 ? 1e9 : ib) || byText(a, b);
-      };
-    }
-    function byScore(a, b) { return scoreKeyOrder(a) - scoreKeyOrder(b); }
+    var sets = [
+      ["f-toolkit", "Toolkit", optionsFrom(toolkits, byText)],
+      ["f-status", "Status", optionsFrom(statuses, inOrder(data.statuses || []), function (s) {
+        return STATUS_TITLES[s] || s;
+      })],
+    ];
+    scorers.forEach(function (sc) {
+      var counts = countBy(function (r) { return r.keys[sc.name]; });
+      sets.push(["f-" + sc.name, sc.name.charAt(0).toUpperCase() + sc.name.slice(1), optionsFrom(counts, byScore, scoreKeyLabel)]);
+    });
+    return sets;
+  }
+
+  /* Once more runs' episodes are listed: the options again, each filter keeping what it was set to. */
+  function refreshOptions() {
+    optionSets().forEach(function (set) {
+      var sel = document.getElementById(set[0]);
+      if (!sel) return;
+      var value = sel.value;
+      var options = [["", "all"]].concat(set[2]);
+      if (value && !options.some(function (o) { return o[0] === value; })) options.push([value, scoreKeyLabel(value) + " (0)"]);
+      sel.replaceChildren.apply(sel, options.map(function (o) { return el("option", { value: o[0], text: o[1] }); }));
+      sel.value = value;
+    });
+  }
+
+  function buildFilters() {
+    var runOrder = (data.runs || []).map(function (r) { return r.run; });
+    var runs = countBy(function (r) { return r.ep.run; });
     var all = [["", "all"]];
     var search = el("input", { id: "f-search", type: "search", placeholder: "case, instruction, answer…", "aria-label": "search" });
     var reset = el("button", { id: "f-reset", type: "button", class: "btn", text: "Reset" });
@@ -220,19 +257,16 @@
       scorers.map(function (sc) { return [sc.name, sc.name + ", worst first"]; }),
       [["steps", "most steps first"]]
     ));
-    var scoreFilters = scorers.map(function (sc) {
-      var counts = countBy(function (r) { return r.keys[sc.name]; });
-      return select("f-" + sc.name, sc.name.charAt(0).toUpperCase() + sc.name.slice(1), all.concat(optionsFrom(counts, byScore, scoreKeyLabel)));
-    });
+    var runOptions = SPLIT
+      ? (data.runs || []).filter(function (r) { return r.episodes > 0; }).map(function (r) {
+          return [r.run, r.run + " (" + r.episodes + ")"];
+        })
+      : optionsFrom(runs, inOrder(runOrder));
     var bar = el(
       "div",
       { class: "filters", role: "search" },
-      select("f-run", "Run", all.concat(optionsFrom(runs, inOrder(runOrder)))),
-      select("f-toolkit", "Toolkit", all.concat(optionsFrom(toolkits, byText))),
-      select("f-status", "Status", all.concat(optionsFrom(statuses, inOrder(statusOrder), function (s) {
-        return STATUS_TITLES[s] || s;
-      }))),
-      scoreFilters,
+      select("f-run", "Run", (SPLIT ? [["", "all (loads every run)"]] : all).concat(runOptions)),
+      optionSets().map(function (set) { return select(set[0], set[1], all.concat(set[2])); }),
       el("label", { class: "filter grow" }, el("span", { class: "filter-label", text: "Search" }), search),
       sort,
       el("div", { class: "filter end" }, reset)
@@ -242,7 +276,8 @@
       if (t.tagName !== "SELECT") return;
       state[t.id.slice(2)] = t.value;
       state.page = 0;
-      update();
+      if (SPLIT && t.id === "f-run") showRun(t.value);
+      else update();
     });
     var timer = null;
     search.addEventListener("input", function () {
@@ -257,8 +292,10 @@
     return bar;
   }
 
+  /* Every filter back to "all"; a large report keeps the run it lists (all runs would load every file). */
   function resetFilters() {
     FILTERS.forEach(function (k) {
+      if (SPLIT && k === "run") return;
       state[k] = "";
       var input = document.getElementById("f-" + k);
       if (input) input.value = "";
@@ -351,7 +388,8 @@
     }
     tbody.replaceChildren(frag);
     var shown = filtered.length === 0 ? "0" : start + 1 + "–" + (start + slice.length);
-    countEl.textContent = "showing " + filtered.length + " of " + rows.length + " episodes";
+    countEl.textContent = "showing " + filtered.length + " of " + rows.length + " episodes" +
+      (SPLIT && rows.length < SPLIT.total ? " listed (" + SPLIT.total + " in the report: choose a run, or all)" : "");
     pagers.forEach(function (p) {
       p.info.textContent = "page " + (state.page + 1) + " of " + pages() + " · rows " + shown;
       p.prev.disabled = state.page === 0;
@@ -399,6 +437,10 @@
   /* done(trace) with episode i's trace, or done(null, why) when there is none to show. */
   function withTrace(i, done) {
     var id = episodes[i].trace;
+    if (TRACES.mode === "referenced" && typeof episodes[i].src === "number") {
+      referencedTrace(episodes[i], done);
+      return;
+    }
     if (typeof id !== "number" || !(TRACES.chunk > 0)) {
       done(null, "absent");
       return;
@@ -429,6 +471,155 @@
     script.onerror = function () { sidecarDone(n); };
     script.src = TRACES.dir + "/" + TRACES.token + "-" + n + ".js";
     document.head.appendChild(script);
+  }
+
+  /* A report that refers to its run files: `toolemu view` reads the record and answers with a script that calls
+   * toolemuTrace(token, src, record, text, problem). Opened from disk, the page cannot read the file itself. */
+  var served = new Map(); // "src:record" -> [trace, problem]
+  var servedWaiting = new Map();
+
+  window.toolemuTrace = function (token, src, record, text, problem) {
+    if (token !== TRACES.token || typeof src !== "number" || typeof record !== "number") return;
+    var trace = null;
+    if (typeof text === "string") {
+      try {
+        trace = JSON.parse(text);
+      } catch (err) {
+        problem = "unreadable";
+      }
+    }
+    served.set(src + ":" + record, [trace, trace ? null : problem || "unreadable"]);
+  };
+
+  function referencedTrace(ep, done) {
+    if (!/^https?:$/.test(location.protocol)) {
+      done(null, "referenced");
+      return;
+    }
+    var key = ep.src + ":" + ep.record;
+    var found = function () {
+      var got = served.get(key) || [null, "unreadable"];
+      done(got[0], got[1]);
+    };
+    if (served.has(key)) {
+      found();
+      return;
+    }
+    if (servedWaiting.has(key)) {
+      servedWaiting.get(key).push(found);
+      return;
+    }
+    servedWaiting.set(key, [found]);
+    var finish = function () {
+      var callbacks = servedWaiting.get(key) || [];
+      servedWaiting.delete(key);
+      callbacks.forEach(function (cb) { cb(); });
+    };
+    var script = document.createElement("script");
+    script.nonce = NONCE;
+    script.onload = finish;
+    script.onerror = finish;
+    script.src = "_toolemu/trace.js?token=" + encodeURIComponent(TRACES.token) + "&src=" + ep.src + "&record=" + ep.record;
+    document.head.appendChild(script);
+  }
+
+  // ----------------------------------------------------------------------------------------------- run files
+
+  /* A large report's runs: each run's detail and episodes in report_runs/<token>-<k>.js, loaded once. */
+  var runData = new Map(); // k -> {html, episodes} once read, or null when it could not be
+  var runWaiting = new Map();
+
+  window.toolemuRun = function (token, k, text) {
+    if (!SPLIT || token !== SPLIT.token || typeof k !== "number" || typeof text !== "string") return;
+    try {
+      var parsed = JSON.parse(text);
+      runData.set(k, parsed);
+      (parsed.episodes || []).forEach(function (item) {
+        if (typeof item.i !== "number" || episodes[item.i]) return;
+        episodes[item.i] = item.ep;
+        rows.push(makeRow(item.ep, item.i));
+      });
+      rows.sort(function (a, b) { return a.i - b.i; });
+    } catch (err) {
+      runData.set(k, null);
+    }
+  };
+
+  function loadRun(k, done) {
+    if (!SPLIT || runData.has(k) || !/^[A-Za-z0-9]+$/.test(String(SPLIT.token))) {
+      done(runData.get(k) || null);
+      return;
+    }
+    if (runWaiting.has(k)) {
+      runWaiting.get(k).push(done);
+      return;
+    }
+    runWaiting.set(k, [done]);
+    var finish = function () {
+      if (!runData.has(k)) runData.set(k, null);
+      var callbacks = runWaiting.get(k) || [];
+      runWaiting.delete(k);
+      callbacks.forEach(function (cb) { cb(runData.get(k)); });
+    };
+    var script = document.createElement("script");
+    script.nonce = NONCE;
+    script.onload = finish;
+    script.onerror = finish;
+    script.src = SPLIT.dir + "/" + SPLIT.token + "-" + k + ".js";
+    document.head.appendChild(script);
+  }
+
+  function runIndex(name) {
+    return (data.runs || []).findIndex(function (r) { return r.run === name; });
+  }
+
+  /* List a run's episodes (loading them first), or every run's ("": all, one file after another). */
+  function showRun(name, then) {
+    var wanted = name ? [runIndex(name)] : (data.runs || []).map(function (r, k) { return r.episodes > 0 ? k : -1; });
+    wanted = wanted.filter(function (k) { return k >= 0 && !runData.has(k); });
+    var next = function () {
+      if (!wanted.length) {
+        refreshOptions();
+        update();
+        if (then) then();
+        return;
+      }
+      countEl.textContent = "loading the episodes of " + wanted.length + " run" + (wanted.length > 1 ? "s" : "") + "…";
+      loadRun(wanted.shift(), next);
+    };
+    next();
+  }
+
+  /* The detail of run k, in its <details>: in the page already, or from its file when first opened. */
+  function fillRunDetail(details) {
+    if (!details.hasAttribute("data-lazy")) return;
+    var k = parseInt(details.getAttribute("data-run"), 10);
+    details.removeAttribute("data-lazy");
+    loadRun(k, function (got) {
+      var body = details.querySelector(".run-body");
+      if (!got || typeof got.html !== "string") {
+        body.replaceChildren(el("p", { class: "empty", text: "This run's detail could not be read (" + SPLIT.dir + ")." }));
+        return;
+      }
+      // The page's own escaped HTML, parsed in an inert document (no script runs there) and moved in.
+      var doc = new DOMParser().parseFromString(got.html, "text/html");
+      body.replaceChildren.apply(body, Array.from(doc.body.childNodes));
+      if (tbody) {
+        refreshOptions();
+        update();
+      }
+    });
+  }
+
+  function openRunFromHash() {
+    var m = /^#run-(\d+)$/.exec(location.hash);
+    if (!m) return false;
+    var details = document.getElementById("run-" + m[1]);
+    if (!details) return false;
+    details.open = true;
+    fillRunDetail(details);
+    details.scrollIntoView({ block: "start" });
+    return true;
   }
 
   // --------------------------------------------------------------------------------------------------- trace
@@ -532,6 +723,11 @@
   var NO_TRACE = {
     absent: "This report holds no trace of this episode (it was read back from report.json).",
     unreadable: "This episode's trace could not be read.",
+    referenced:
+      "This report refers to its run files for the traces, which a page opened from disk cannot read: open it " +
+      "with `toolemu view` (given this report's folder) to see this one.",
+    changed: "The run file changed since this report was made: run `toolemu report` again to see this trace.",
+    missing: "The run file is no longer where this report read it.",
   };
 
   function recordOf(ep) {
@@ -582,15 +778,30 @@
   // ---------------------------------------------------------------------------------------------------- init
 
   function openFromHash() {
+    if (openRunFromHash()) return;
     var m = /^#ep-(\d+)$/.exec(location.hash);
     if (!m) return;
     var i = parseInt(m[1], 10);
-    if (!(i >= 0 && i < rows.length)) return;
+    if (SPLIT && i >= 0 && i < SPLIT.total && !episodes[i]) {
+      // In a run's file not read yet: list that run (the one whose episodes start at or before i), then open it.
+      var k = -1;
+      (data.runs || []).forEach(function (r, n) { if (r.episodes > 0 && r.first <= i) k = n; });
+      if (k < 0) return;
+      state.run = data.runs[k].run;
+      var sel = document.getElementById("f-run");
+      if (sel) sel.value = state.run;
+      showRun(state.run, function () { if (episodes[i]) openFromHash(); });
+      return;
+    }
+    if (!(i >= 0 && episodes[i])) return;
     var at = filtered.findIndex(function (r) { return r.i === i; });
     if (at < 0) {
       resetFilters();
+      if (SPLIT) state.run = episodes[i].run;
       applyFilters();
       at = filtered.findIndex(function (r) { return r.i === i; });
+      var run = document.getElementById("f-run");
+      if (run) run.value = state.run;
     }
     open.add(i);
     state.page = Math.floor(at / PAGE_SIZE);
@@ -599,7 +810,82 @@
     if (tr) tr.scrollIntoView({ block: "start" });
   }
 
+  // --------------------------------------------------------------------------------------------- leaderboard
+
+  /* The leaderboard: sorted by a heading's click (again: the other way), filtered by the search and the selects.
+   * Each cell carries the value it sorts by in data-v (a number, or text); a cell without one sorts last. */
+  function initLeaderboard() {
+    var table = document.getElementById("leaderboard-table");
+    if (!table) return;
+    var body = table.tBodies[0];
+    var all = Array.from(body.rows);
+    var heads = Array.from(table.tHead.rows[0].cells);
+    var sortState = { col: -1, dir: 1 };
+    function value(tr, col, numeric) {
+      var v = tr.cells[col] ? tr.cells[col].getAttribute("data-v") : null;
+      if (numeric) return v === null || v === "" ? NaN : parseFloat(v);
+      return (v || "").toLowerCase();
+    }
+    function sortBy(col) {
+      var numeric = heads[col].getAttribute("data-sort") === "num";
+      // First click: names A-Z, the rank 1 first, any other number highest first; again: the other way round.
+      var first = numeric && col !== 0 ? -1 : 1;
+      sortState.dir = sortState.col === col ? -sortState.dir : first;
+      sortState.col = col;
+      var sorted = all.slice().sort(function (a, b) {
+        var x = value(a, col, numeric), y = value(b, col, numeric);
+        if (numeric) {
+          if (isNaN(x) || isNaN(y)) return isNaN(x) - isNaN(y) || value(a, 0, true) - value(b, 0, true);
+          return sortState.dir * (x - y) || value(a, 0, true) - value(b, 0, true);
+        }
+        return sortState.dir * byText(x, y) || value(a, 0, true) - value(b, 0, true);
+      });
+      body.replaceChildren.apply(body, sorted);
+      heads.forEach(function (th, n) {
+        th.setAttribute("aria-sort", n === col ? (sortState.dir > 0 ? "ascending" : "descending") : "none");
+      });
+    }
+    heads.forEach(function (th, col) {
+      if (!th.hasAttribute("data-sort")) return;
+      th.tabIndex = 0;
+      th.classList.add("sortable");
+      th.addEventListener("click", function () { sortBy(col); });
+      th.addEventListener("keydown", function (ev) {
+        if (ev.key === "Enter" || ev.key === " ") {
+          ev.preventDefault();
+          sortBy(col);
+        }
+      });
+    });
+    var search = document.getElementById("lb-search");
+    var selects = Array.from(document.querySelectorAll(".lb-filters select"));
+    var count = document.getElementById("lb-count");
+    function filter() {
+      var needle = search ? search.value.trim().toLowerCase() : "";
+      var shown = 0;
+      all.forEach(function (tr) {
+        var ok = !needle || tr.textContent.toLowerCase().indexOf(needle) >= 0;
+        selects.forEach(function (sel) {
+          if (ok && sel.value && tr.getAttribute("data-" + sel.getAttribute("data-key")) !== sel.value) ok = false;
+        });
+        tr.hidden = !ok;
+        if (ok) shown += 1;
+      });
+      if (count) count.textContent = "showing " + shown + " of " + all.length + " run" + (all.length === 1 ? "" : "s");
+    }
+    if (search) search.addEventListener("input", filter);
+    selects.forEach(function (sel) { sel.addEventListener("change", filter); });
+  }
+
+  function initRuns() {
+    Array.from(document.querySelectorAll("details.run-detail")).forEach(function (details) {
+      details.addEventListener("toggle", function () { if (details.open) fillRunDetail(details); });
+    });
+  }
+
   function init() {
+    initLeaderboard();
+    initRuns();
     var viewer = document.getElementById("viewer");
     if (!viewer) return;
     countEl = el("span", { id: "ep-count", class: "count", "aria-live": "polite" });
@@ -619,6 +905,17 @@
       el("div", { class: "list-bar end" }, pager("bottom"))
     );
     update();
+    if (SPLIT && !/^#(ep|run)-\d+$/.test(location.hash)) {
+      // A large report lists one run's episodes at first: the leaderboard's first.
+      var top = document.querySelector("#leaderboard-table tr.lb-row");
+      var k = top ? parseInt(top.getAttribute("data-run"), 10) : 0;
+      var first = (data.runs || [])[k] && data.runs[k].episodes > 0 ? data.runs[k] : (data.runs || []).find(function (r) { return r.episodes > 0; });
+      if (first) {
+        state.run = first.run;
+        document.getElementById("f-run").value = first.run;
+        showRun(first.run);
+      }
+    }
     openFromHash();
     window.addEventListener("hashchange", openFromHash);
     document.body.setAttribute("data-ready", "1");
