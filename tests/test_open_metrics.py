@@ -59,7 +59,7 @@ def run(judged, tmp_path) -> Path:
 
 def test_the_report_shows_its_failure_rule_and_rate(run, judged, run_cli) -> None:
     _, episodes, _ = judged
-    result = run_cli("report", run)
+    result = run_cli("report", run, "--verbose")  # each run's table: by default the console shows the leaderboard
     assert result.code == 0, result.err
     data = json.loads((run / "report.json").read_text())
     declared = next(s for s in data["scorers"] if s["name"] == "steps")
