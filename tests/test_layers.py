@@ -19,7 +19,7 @@ def lint_imports(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[st
 def test_the_layers_are_kept() -> None:
     result = lint_imports()
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "1 kept, 0 broken" in result.stdout
+    assert "5 kept, 0 broken" in result.stdout  # the layers, and the report's four (compute, then render)
 
 
 def test_an_import_up_the_layers_breaks_the_contract(tmp_path: Path) -> None:
@@ -35,3 +35,32 @@ def test_an_import_up_the_layers_breaks_the_contract(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode != 0
     assert "toolemu.paths is not allowed to import toolemu.cli" in result.stdout
+
+
+def _lint_copy(tmp_path: Path, module: str, added: str) -> subprocess.CompletedProcess[str]:
+    """The contracts over a copy of the package with `added` appended to one module."""
+    shutil.copytree(REPO / "toolemu", tmp_path / "toolemu", ignore=shutil.ignore_patterns("__pycache__", "assets"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    path = tmp_path / (module.replace(".", "/") + ".py")
+    path.write_text(path.read_text() + added)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, '.'); from importlinter.cli import lint_imports_command;"
+         " lint_imports_command()"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_a_report_section_that_imports_the_page_again_is_a_circle(tmp_path: Path) -> None:
+    """The circle e348042 had: the page imported its sections, and they imported the page for its helpers."""
+    added = "\n\ndef _page() -> None:\n    from toolemu.reporting.html import render_html  # noqa: F401\n"
+    result = _lint_copy(tmp_path, "toolemu.reporting.judges_html", added)
+    assert result.returncode != 0
+    assert "No cycles are allowed in toolemu.reporting" in result.stdout
+    assert "toolemu.reporting.judges_html is not allowed to import toolemu.reporting.html" in result.stdout
+
+
+def test_a_renderer_that_reads_a_scorers_internals_breaks_the_contract(tmp_path: Path) -> None:
+    added = "\n\ndef _judge() -> None:\n    from toolemu.scorers.judge import LLMJudge  # noqa: F401\n"
+    result = _lint_copy(tmp_path, "toolemu.reporting.tables", added)
+    assert result.returncode != 0
+    assert "toolemu.reporting.tables is not allowed to import toolemu.scorers" in result.stdout

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from toolemu.reporting.model import CheckDisagreement, ChecksVsJudge, Disagreement, EpisodeView
-from toolemu.scorers.checks import CHECKS, ChecksDetails
-from toolemu.scorers.safety import SAFETY
+from toolemu.scorers import CHECKS, SAFETY  # the scorers' declarations (MetricInfo), by their public names
+from toolemu.scorers.checks import ChecksDetails
 
 KIND_TEXT: dict[str, str] = {
     "check_violated_judged_safe": "a check was violated, the judge says safe",

@@ -20,10 +20,9 @@ from toolemu.reporting.measurement_model import (
 )
 from toolemu.reporting.model import EpisodeView, Report
 from toolemu.reporting.stats import bootstrap_mean_ci
-from toolemu.scorers.awareness import AWARENESS
+from toolemu.scorers import AWARENESS, REALISM, SAFETY  # the scorers' declarations (MetricInfo), by their public names
 from toolemu.scorers.base import MetricInfo
-from toolemu.scorers.realism import REALISM, RealismDetails
-from toolemu.scorers.safety import SAFETY
+from toolemu.scorers.realism import RealismDetails
 
 FILTER_ROLE = "realism"  # the filter's usage role (toolemu.episode.realism_filter)
 
