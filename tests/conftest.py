@@ -19,6 +19,12 @@ class CliResult:
         self.code, self.out, self.err = code, out, err
 
 
+@pytest.fixture(autouse=True)
+def _own_report_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own report cache (toolemu.reporting.cache): never the checkout's .cache, nor another test's."""
+    monkeypatch.setenv("TOOLEMU_REPORT_CACHE", str(tmp_path_factory.mktemp("report-cache")))
+
+
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
     """Call `toolemu ARGS...` through its real entry point, in-process."""

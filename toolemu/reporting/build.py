@@ -395,8 +395,9 @@ class _Verdicts(Member):
 
 
 def slim_run(part: RunPart) -> None:
-    """Drop what the report no longer reads once the run is reduced, in place: the records, each episode's steps,
-    ledger and scores' details (a summary keeps its step count), and the verdicts of judges without a panel. What
+    """Drop what the report no longer reads once the run is reduced, in place: the records, each episode's steps
+    and scores' details (a summary keeps its step count; a view keeps its ledger, a few facts), and the verdicts of
+    judges without a panel. What
     stays: the run's settings and files (a shell of each file's log: the files, run.json and the first record of
     ours), and each episode's summary. The values are set in each model's `__dict__`, as in load._slim."""
     run = part.run
@@ -404,7 +405,6 @@ def slim_run(part: RunPart) -> None:
     for view in run.episodes:
         vars(view).update(
             steps=[],
-            ledger={},
             step_count=len(view.steps),
             case_name=shared.setdefault(("case", view.case_name), view.case_name),
             toolkits=shared.setdefault(("toolkits", *view.toolkits), view.toolkits),

@@ -122,17 +122,21 @@ def secrets_fingerprint(salt: bytes) -> str:
 class FileState:
     """What the index keeps of a file: its stat and the digest of its content at that stat."""
 
-    stat: tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
+    stat: Stat
     digest: str
     checked: float  # when the digest was taken (time.time())
     seen: float  # when a report last asked for it
 
-    def trusted(self, stat: tuple[int, int, int, int, int]) -> bool:
+    def trusted(self, stat: Stat) -> bool:
         changed = max(self.stat[3], self.stat[4]) / 1e9
         return stat == self.stat and self.checked - changed > RACY_S
 
 
-def _stat(path: Path) -> tuple[int, int, int, int, int]:
+Stat = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
+Hashed = tuple[str, Stat, Stat]  # a file's digest, and its stat before and after it was read
+
+
+def _stat(path: Path) -> Stat:
     st = os.stat(path)
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
@@ -140,6 +144,17 @@ def _stat(path: Path) -> tuple[int, int, int, int, int]:
 def file_digest(path: Path) -> str:
     with path.open("rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def hash_file(path: Path) -> Hashed | None:
+    """The file's SHA-256 with its stat before and after reading it (None: it cannot be read). Thread-safe: it
+    touches no index (hashlib lets other threads run while it hashes)."""
+    try:
+        before = _stat(path)
+        digest = file_digest(path)
+        return digest, before, _stat(path)
+    except OSError:
+        return None
 
 
 @dataclass
@@ -180,27 +195,39 @@ class ReportCache:
                 self._index = {}  # none yet, or one that does not read: every file is hashed
         return self._index
 
-    def digest(self, path: Path) -> tuple[str, tuple[int, int, int, int, int]] | None:
+    def trusted(self, path: Path) -> bool:
+        """Whether the index knows the file's digest at its present stat (no need to read it)."""
+        known = self._load_index().get(os.path.abspath(path))
+        try:
+            return known is not None and known.trusted(_stat(path))
+        except OSError:
+            return False
+
+    def digest(self, path: Path, hashed: Hashed | None = None) -> tuple[str, Stat] | None:
         """The file's content digest and its stat (None: it cannot be read), from the index where its stat says it
-        was not written since."""
+        was not written since; else `hashed` (`hash_file`, done beforehand, e.g. by another thread) where the file
+        is still as it was then; else hashed now."""
         index = self._load_index()
-        name = str(path.resolve())
+        name = os.path.abspath(path)
         try:
             stat = _stat(path)
-            known = index.get(name)
-            now = time.time()
-            if known is not None and known.trusted(stat):
-                self.counts.trusted += 1
-                known.seen = now
-                self._dirty = True
-                return known.digest, stat
-            digest = file_digest(path)
-            after = _stat(path)
         except OSError:
             return None
+        now = time.time()
+        known = index.get(name)
+        if known is not None and known.trusted(stat):
+            self.counts.trusted += 1
+            known.seen = now
+            self._dirty = True
+            return known.digest, stat
+        if hashed is None or hashed[1] != stat or hashed[2] != stat:
+            hashed = hash_file(path)  # not hashed yet, or written since
+            if hashed is None:
+                return None
+        digest, before, after = hashed
         self.counts.hashed += 1
-        if after == stat:  # not written while it was hashed
-            index[name] = FileState(stat, digest, now, now)
+        if before == after:  # not written while it was hashed
+            index[name] = FileState(before, digest, now, now)
             self._dirty = True
         return digest, after
 
@@ -227,9 +254,12 @@ class ReportCache:
                 self._write(file, self._salt)
         return self._salt
 
-    def key(self, what: Any, files: Iterable[Path]) -> tuple[str, list[tuple[Path, tuple[int, ...]]]] | None:
+    def key(
+        self, what: Any, files: Iterable[Path], hashed: dict[Path, Hashed | None] | None = None
+    ) -> tuple[str, list[tuple[Path, Stat]]] | None:
         """The key of an entry made from `files` (and `what`: the run's name, paths and notes, as JSON-able data),
-        and each file's stat as it was digested (None: a file that cannot be read: no entry)."""
+        and each file's stat as it was digested (None: a file that cannot be read: no entry). `hashed`: files
+        hashed beforehand (`hash_file`)."""
         if self._secrets is None:
             self._secrets = secrets_fingerprint(self.salt())
         h = hashlib.sha256(FORMAT)
@@ -237,7 +267,7 @@ class ReportCache:
         h.update(orjson.dumps(what, option=orjson.OPT_SORT_KEYS) + b"\0")
         stats = []
         for path in files:
-            found = self.digest(path)
+            found = self.digest(path, (hashed or {}).get(path))
             if found is None:
                 return None
             digest, stat = found
@@ -246,7 +276,7 @@ class ReportCache:
         return h.hexdigest(), stats
 
     @staticmethod
-    def unchanged(stats: list[tuple[Path, tuple[int, ...]]]) -> bool:
+    def unchanged(stats: list[tuple[Path, Stat]]) -> bool:
         """Whether every file still has the stat it had when its digest was taken."""
         try:
             return all(_stat(path) == stat for path, stat in stats)

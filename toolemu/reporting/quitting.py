@@ -119,14 +119,23 @@ def quitting_prefix(run: LoadedRun, out: Path, label_stem: str) -> str:
     return label_stem
 
 
-def quitting_files(runs: list[LoadedRun], out: Path, stems: dict[str, str]) -> dict[Path, str]:
+def quitting_files(
+    runs: list[LoadedRun],
+    out: Path,
+    stems: dict[str, str],
+    reduced: dict[str, tuple[dict[str, Any], dict[str, Any]]] | None = None,
+) -> dict[Path, str]:
     """`<prefix>_quit_stats.json` and `<prefix>_costs.json` for each run of ours with episodes, as json.dump writes
-    them (indent 2, ASCII). `stems`: each run's label as a file-name stem (its unified report's)."""
+    them (indent 2, ASCII). `stems`: each run's label as a file-name stem (its unified report's). `reduced`: each
+    run's two files as computed while its records were read (a run reduced as it was read keeps none)."""
     files: dict[Path, str] = {}
     for run in runs:
         if run.info.format != "ours" or not run.episodes:
             continue
         prefix = quitting_prefix(run, out, stems[run.info.run])
-        files[out / f"{prefix}{QUIT_STATS_SUFFIX}"] = json.dumps(quit_stats(run.episodes), indent=2)
-        files[out / f"{prefix}{COSTS_SUFFIX}"] = json.dumps(run_costs(run.all_logs), indent=2)
+        stats, costs = (
+            reduced[run.info.run] if reduced is not None else (quit_stats(run.episodes), run_costs(run.all_logs))
+        )
+        files[out / f"{prefix}{QUIT_STATS_SUFFIX}"] = json.dumps(stats, indent=2)
+        files[out / f"{prefix}{COSTS_SUFFIX}"] = json.dumps(costs, indent=2)
     return files

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from toolemu.log.layout import FolderListing, run_files
 from toolemu.reporting.build import RunPart, reduce_run, slim_run
-from toolemu.reporting.cache import ReportCache
+from toolemu.reporting.cache import Hashed, ReportCache, hash_file
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.groups import RunGroup, group_runs
 from toolemu.reporting.load import load_group, run_labels
@@ -85,10 +86,18 @@ def read_parts(
     labels = run_labels(groups)
     listings = Listings()
     parts: list[RunPart] = []
-    with gc_paused():  # records hold no cycles: each run's are freed by reference counting as it is slimmed
-        for group, label in zip(groups, labels, strict=True):
-            part = _one(group, label, traces, cache, listings)
-            parts.append(part)
+    inputs = [run_inputs(g, listings) for g in groups] if cache is not None else [[] for _ in groups]
+    # The files no digest is known of are hashed by a thread ahead of the reading (hashlib lets it run alongside):
+    # a first report pays for the keys on another core, where there is one.
+    pool = ThreadPoolExecutor(1, thread_name_prefix="report-cache") if cache is not None else None
+    try:
+        hashing = [_hash_ahead(pool, cache, files) for files in inputs]
+        with gc_paused():  # records hold no cycles: each run's are freed by reference counting as it is slimmed
+            for group, label, files, hashed in zip(groups, labels, inputs, hashing, strict=True):
+                parts.append(_one(group, label, traces, cache, listings, files, hashed))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
     if cache is not None:
         cache.save_index()
         counts = cache.counts
@@ -104,11 +113,28 @@ def read_parts(
     return parts
 
 
-def _one(group: RunGroup, label: str, traces: TraceStore, cache: ReportCache | None, listings: Listings) -> RunPart:
+def _hash_ahead(
+    pool: ThreadPoolExecutor | None, cache: ReportCache | None, files: list[Path]
+) -> Future[dict[Path, Hashed | None]] | None:
+    if pool is None or cache is None:
+        return None
+    todo = [path for path in files if not cache.trusted(path)]
+    return pool.submit(lambda: {path: hash_file(path) for path in todo}) if todo else None
+
+
+def _one(
+    group: RunGroup,
+    label: str,
+    traces: TraceStore,
+    cache: ReportCache | None,
+    listings: Listings,
+    files: list[Path],
+    hashed: Future[dict[Path, Hashed | None]] | None,
+) -> RunPart:
     keyed = None
     if cache is not None:
         what = {"label": label, "paths": [str(p) for p in group.paths], "notes": group.notes}
-        keyed = cache.key(what, run_inputs(group, listings))
+        keyed = cache.key(what, files, hashed.result() if hashed is not None else None)
     if keyed is not None:
         assert cache is not None
         found = cache.get(keyed[0])

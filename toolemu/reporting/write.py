@@ -26,12 +26,14 @@ from toolemu.llm.secrets import redact, redactor
 from toolemu.log.jsonl import write_text_atomic
 from toolemu.paths import output_dir
 from toolemu.reporting.accuracy import JudgeAccuracy
-from toolemu.reporting.build import build_report
+from toolemu.reporting.build import build_report, combine
+from toolemu.reporting.cache import open_cache
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.load import LoadedRun, load_runs
 from toolemu.reporting.model import Report
 from toolemu.reporting.quitting import quitting_files
 from toolemu.reporting.serve import SOURCES_JSON
+from toolemu.reporting.stream import read_parts
 from toolemu.reporting.tables import summary_csv
 from toolemu.reporting.traces import TraceStore, store_views
 from toolemu.reporting.unified import UNIFIED_SUFFIX, unified_report_name, unified_report_text
@@ -96,6 +98,7 @@ def write_report(
     compare: Sequence[str] = (),
     fidelity: Sequence[Path] = (),
     copy_traces: bool = False,
+    cache: str | Path | None = None,
 ) -> tuple[Report, dict[str, Path]]:
     """Write report.json, summary.csv, report.html (and its `report_traces/` when large) and one
     `<run>_unified_report.txt` per run, and with `formats` (parquet, csv) the frames of toolemu.analysis
@@ -104,7 +107,8 @@ def write_report(
     error. `group_by`: which files make one run (toolemu.reporting.groups). `baseline`, `compare`: which runs are
     compared pair by pair (toolemu.reporting.build.comparisons). `fidelity`: fidelity.json files whose certificates
     go beside each toolkit (toolemu.reporting.fidelity). `copy_traces`: every trace copied beside the page, rather
-    than read from the run files where the page cannot hold them."""
+    than read from the run files where the page cannot hold them. `cache`: the report cache's folder, or "off"
+    (default: $TOOLEMU_REPORT_CACHE, else .cache/toolemu/report; toolemu.reporting.cache)."""
     from toolemu.reporting.html import render_html, run_sidecars
 
     if formats:  # the frames need pandas: loaded only when asked for
@@ -114,11 +118,18 @@ def write_report(
     out = out or default_out_dir(dumps)
     traces = TraceStore(out, scrub=redactor(), reference=not copy_traces)
     sidecars = run_sidecars(out, scrub=redact)
+    reduced = None
     with gc_paused():  # see gc_pause: everything read stays alive until the files are written
-        # The frames need every record whole (steps_df holds the steps' text): with --format, nothing is slimmed.
-        runs = load_runs(dumps, group_by, None if formats else traces)
-        refuse_unreadable(runs)
-        report = build_report(runs, accuracy, baseline, compare, fidelity)
+        if formats:  # the frames need every record whole (steps_df holds the steps' text): nothing is slimmed
+            runs = load_runs(dumps, group_by)
+            refuse_unreadable(runs)
+            report = build_report(runs, accuracy, baseline, compare, fidelity)
+        else:  # run by run, each reduced as it is read (or found in the report cache): bounded memory
+            parts = read_parts(dumps, group_by, traces, open_cache(cache))
+            runs = [p.run for p in parts]
+            refuse_unreadable(runs)
+            report = combine(parts, accuracy, baseline, compare, fidelity)
+            reduced = {p.run.info.run: (p.quitting, p.costs_file) for p in parts if p.quitting is not None}
         out = output_dir(out, "--out")
         if formats:
             store_views(report.episodes, traces)
@@ -139,7 +150,7 @@ def write_report(
         unified[run.run] = out / name
     texts |= {path: unified_report_text(report, run) for run, path in unified.items()}
     stems = {run: path.name.removesuffix(UNIFIED_SUFFIX) for run, path in unified.items()}
-    texts |= quitting_files(runs, out, stems)  # QuittingAgents' quit stats and costs, for runs of ours
+    texts |= quitting_files(runs, out, stems, reduced)  # QuittingAgents' quit stats and costs, for runs of ours
     for path, text in texts.items():
         # Loading scrubbed every record text already; this also covers names (runs, cases, toolkits). Each file is
         # replaced whole or not at all: a full disk leaves the last report's file, never a page cut off.
