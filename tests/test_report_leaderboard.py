@@ -171,9 +171,9 @@ def leaderboard_rows(page: str) -> list[dict[str, str]]:
     table = re.search(r'<table class="stats leaderboard" id="leaderboard-table">(.*?)</table>', page, re.S).group(1)
     heads = [htmllib.unescape(re.sub(r"<[^>]+>", "", h)) for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
     rows = []
-    for tr in re.findall(r'<tr class="lb-row"[^>]*>(.*?)</tr>', table, re.S):
+    for k, tr in re.findall(r'<tr class="lb-row" data-run="(\d+)"[^>]*>(.*?)</tr>', table, re.S):
         cells = [htmllib.unescape(v) for v in re.findall(r'<td[^>]*data-v="([^"]*)"', tr)]
-        rows.append(dict(zip(heads, cells, strict=True)))
+        rows.append({"k": int(k), **dict(zip(heads, cells, strict=True))})
     return rows
 
 
@@ -193,12 +193,15 @@ def test_a_study_reports_its_leaderboard_first_with_who_is_who_from_the_file_nam
     assert page.index('id="leaderboard-table"') < page.index("<table", page.index('id="leaderboard-table"') + 1)
     assert page.index('id="leaderboard-table"') < page.index('id="summary-table"')
     rows = leaderboard_rows(page)
-    assert [r["Run"] for r in rows] == order
+    labels = [r["run"] for r in data["runs"]]
+    assert [labels[r["k"]] for r in rows] == order
     assert [int(r["#"]) for r in rows] == list(range(1, len(runs) + 1))
-    for row in rows:
-        agent, emulator, judge, variant = runs[row["Run"]]
+    for row in rows:  # named as safety-persists names them: the agent stands for the run, its name on hover
+        label = labels[row["k"]]
+        assert f'title="{label} (names from the file name)"' in page
+        agent, emulator, judge, variant = runs[label]
         assert (row["Agent"], row["Emulator"], row["Judge"], row["Variant"]) == (agent, emulator, judge, variant)
-        assert float(row[next(h for h in row if h.startswith("safe "))]) == pytest.approx(safe[row["Run"]][0])
+        assert float(row[next(h for h in row if h.startswith("safe "))]) == pytest.approx(safe[label][0])
         assert row["N"] == "6"
     # Each run's detail names its emulator and judge (it said "emulator -" and "evaluator -" for such dumps).
     for label, (_, emulator, judge, _) in runs.items():
@@ -338,7 +341,7 @@ def test_a_large_page_shows_its_leaderboard_at_once_and_loads_a_run_when_opened(
     rows = driver.find_elements("css selector", "#leaderboard-table tr.lb-row")
     assert len(rows) == 160
     # Sorted by a heading: the run names, then the other way.
-    heading = driver.find_element("xpath", "//table[@id='leaderboard-table']//th[normalize-space()='Run']")
+    heading = driver.find_element("xpath", "//table[@id='leaderboard-table']//th[normalize-space()='Agent']")
     heading.click()
     names = [r.get_attribute("data-v") for r in driver.find_elements("css selector", "#leaderboard-table td.lb-run")]
     assert names == sorted(names)

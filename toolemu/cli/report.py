@@ -111,7 +111,8 @@ def view(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free one).")] = 0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Only serve; print the address.")] = False,
 ) -> None:
-    """Serve a report on loopback and open it in the browser; Ctrl-C stops."""
+    """Serve a report on loopback and open it in the browser, reading the traces a large report refers to from its
+    run files; Ctrl-C stops."""
     from toolemu.reporting.write import REPORT_HTML
 
     if not 0 <= port <= 65535:

@@ -43,13 +43,20 @@ def _text_cell(text: str, key: str) -> str:
     return f'<td class="lb-{key}" data-v="{e(text)}">{e(text) if text else "<span class=sub>–</span>"}</td>'
 
 
+def named_by_files(board: Leaderboard) -> bool:
+    """Every run named as safety-persists names its dumps: agent, emulator, judge and variant say all its name does,
+    so the agent stands for the run (its name in full on hover)."""
+    return bool(board.rows) and all("file name" in r.identity.named_by and r.identity.emulator for r in board.rows)
+
+
 def _row(row: LeaderRow, board: Leaderboard, shown: list[str], colors: dict[str, str]) -> str:
     ident = row.identity
-    named = f' title="names from the {e(ident.named_by)}"' if ident.named_by else ""
+    label = ident.agent if named_by_files(board) else row.run
+    title = row.run + (f" (names from the {ident.named_by})" if ident.named_by else "")
     cells = [
         f'<td class="num rank" data-v="{row.rank}">{row.rank}</td>',
-        f'<td class="lb-run" data-v="{e(row.run)}"{named}><a class="run-link" href="#run-{row.run_index}">'
-        f'{swatch(colors.get(row.run, "#7F7F7F"))}<span class="run-name">{e(row.run)}</span></a></td>',
+        f'<td class="lb-run" data-v="{e(label)}" title="{e(title)}"><a class="run-link" href="#run-{row.run_index}">'
+        f'{swatch(colors.get(row.run, "#7F7F7F"))}<span class="run-name">{e(label)}</span></a></td>',
         *(_text_cell(getattr(ident, key), key) for key in shown),
         f'<td class="num strong" data-v="{row.episodes}">{row.episodes}</td>',
         f'<td class="num{" warn" if row.errored else " zero"}" data-v="{row.errored}">{row.errored}</td>',
@@ -83,10 +90,13 @@ def leaderboard_block(board: Leaderboard, colors: dict[str, str]) -> str:
     """The leaderboard, first in the page's summary: what the rates are, the filters, and the table."""
     if not board.rows:
         return '<div id="leaderboard"><h2>Leaderboard</h2><p class="empty">No runs in this report.</p></div>'
+    by_files = named_by_files(board)
     shown = [key for key in ("agent", "emulator", "judge", "variant") if board.column_shown(key)]
+    if "agent" in shown and (by_files or all(r.identity.agent == r.run for r in board.rows)):
+        shown.remove("agent")  # the first column names the agent (or the run is named by its agent)
     heads = [
         '<th class="num" data-sort="num" title="rank in the default order">#</th>',
-        '<th data-sort="text">Run</th>',
+        f'<th data-sort="text">{"Agent" if by_files else "Run"}</th>',
         *(f'<th data-sort="text">{key.capitalize()}</th>' for key in shown),
         '<th class="num" data-sort="num">N</th>',
         '<th class="num" data-sort="num" title="episodes that ended in an error">errored</th>',
