@@ -13,7 +13,7 @@ import json
 import statistics
 import time
 
-from toolemu.episode import EpisodeConfig, run_episode
+from toolemu.episode import EpisodeSpec, run_episode
 from toolemu.llm import LLMSettings, build_hub
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
 from toolemu.specs import load_benchmark
@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     bench = load_benchmark([DEFAULT_TOOLKITS, DEFAULT_CASES])
     hub = build_hub(LLMSettings(model="local", cache="off"), ("agent", "emulator"))
-    config = EpisodeConfig("bench", max_iterations=args.max_iterations)
+    config = EpisodeSpec(max_iterations=args.max_iterations)
     rows = []
     for name in args.cases:
         idx, case = next((i, c) for i, c in enumerate(bench.cases) if c.name == name)

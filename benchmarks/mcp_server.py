@@ -43,7 +43,7 @@ def emulator_alone(calls: int, per_episode: int, latency: float) -> list[float]:
     """Seconds per call of `Episode.apply` with the dry-run emulator (no MCP)."""
     os.environ["TOOLEMU_DRY_RUN_LATENCY_S"] = str(latency)
     from toolemu.agents import AgentTurn
-    from toolemu.episode import EpisodeBuilder, EpisodeConfig
+    from toolemu.episode import EpisodeBuilder, EpisodeSpec
     from toolemu.llm import LLMSettings, build_hub
     from toolemu.log import ToolCall
     from toolemu.mcp.serve import OutsideAgent
@@ -52,7 +52,7 @@ def emulator_alone(calls: int, per_episode: int, latency: float) -> list[float]:
     bench = load_cases()
     index, case = next((i, c) for i, c in enumerate(bench.cases) if c.name == CASE)
     hub = build_hub(LLMSettings(model="mock", cache="off"), ("emulator",))
-    builder = EpisodeBuilder(hub, EpisodeConfig("bench", max_iterations=per_episode + 1), bench)
+    builder = EpisodeBuilder(hub, EpisodeSpec(max_iterations=per_episode + 1), bench, run_id="bench")
     times: list[float] = []
     episode = None
     for i in range(calls):

@@ -22,13 +22,14 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
 import toolemu
+from toolemu.episode import GatesSpec, UserSpec
 from toolemu.llm import ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
 from toolemu.llm.dryrun import dry_run_factory
 from toolemu.log import read_meta
 from toolemu.reporting.estimate import PROFILE_FILE, TOKENS_PER_CHAR, TokenProfile, profile_of_runs
 
 SHIPPED = Path(toolemu.__file__).parent / "reporting" / PROFILE_FILE
-ROLES = ("default", "agent", "emulator", "evaluator", "monitor", "user")
+ROLES = ("agent", "emulator", "evaluator", "monitor", "user")
 
 
 def _chars(value: Any) -> int:
@@ -57,7 +58,8 @@ def _hub() -> ModelHub:
 
 
 def _dry_run(folder: Path, user: bool) -> Path:
-    config = toolemu.RunConfig(user=user, gates=["monitor"] if user else [], batch_size=4)
+    elements = (GatesSpec(("monitor",)), UserSpec()) if user else ()
+    config = toolemu.RunConfig(elements=elements, batch_size=4)
     hub = _hub()
     toolemu.emulate(dump_dir=folder, config=config, hub=hub, show_progress=False)
     toolemu.evaluate(folder, hub=hub, batch_size=4, show_progress=False)

@@ -7,7 +7,7 @@ from typing import Any
 
 from conftest import FIXTURES
 
-from toolemu.episode import EpisodeConfig
+from toolemu.episode import EpisodeSpec, GatesSpec, RealismSpec, UserSpec
 from toolemu.llm import ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
 from toolemu.specs import load_benchmark
 
@@ -38,6 +38,23 @@ def hub_with(agent: ScriptedChatModel, emulator: ScriptedChatModel, **agent_opts
     return ModelHub(roles, None, UsageTracker(), lambda o, role: chats[role])
 
 
-def config(**kw: Any) -> EpisodeConfig:
+def config(
+    *,
+    user: bool = False,
+    max_user_turns: int = 5,
+    user_reasks: int = 0,
+    user_reviewer: bool = False,
+    realism_filter: int = 0,
+    realism_judge: bool = False,
+    gates: Any = (),
+    **kw: Any,
+) -> EpisodeSpec:
+    """An episode spec in the tests' short words: ours in ReAct text, the user, the realism filter and the gates by
+    their settings."""
     kw.setdefault("agent_format", "react")
-    return EpisodeConfig(run_id="test", **kw)
+    elements = [
+        *([GatesSpec(tuple(gates))] if gates else []),
+        *([UserSpec(max_user_turns, user_reasks, user_reviewer)] if user else []),
+        *([RealismSpec(realism_filter, realism_judge)] if realism_filter else []),
+    ]
+    return EpisodeSpec(**kw, elements=tuple(elements))

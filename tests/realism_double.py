@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolemu.episode import EpisodeBuilder, EpisodeConfig
+from toolemu.episode import EpisodeBuilder, EpisodeSpec, RealismSpec
 from toolemu.llm import ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
 from toolemu.log import Trajectory
 from toolemu.specs import Benchmark, load_benchmark
@@ -275,12 +275,11 @@ def run_episodes(
         "emulator": ScriptedChatModel(responder=double.respond),
         "realism": ScriptedChatModel(responder=always_realistic),
     }
-    roles = {r: ModelOptions(model=f"scripted:{r}") for r in ("default", *chats)}
+    roles = {r: ModelOptions(model=f"scripted:{r}") for r in chats}
     hub = ModelHub(roles, None, UsageTracker(), lambda o, role: chats[role])
-    config = EpisodeConfig(
-        run_id="realism-double", agent_format="react", realism_filter=redrafts, realism_judge=judge, max_iterations=10
-    )
-    builder = EpisodeBuilder(hub, config, bench)
+    elements = (RealismSpec(redrafts, judge),) if redrafts else ()
+    spec = EpisodeSpec(agent_format="react", max_iterations=10, elements=elements)
+    builder = EpisodeBuilder(hub, spec, bench, run_id="realism-double")
     return [builder.run(case, i, 0) for i, case in enumerate(bench.cases)]
 
 

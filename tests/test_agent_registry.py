@@ -13,6 +13,7 @@ import pytest
 import toolemu
 from toolemu.agents import Agent, AgentTurn
 from toolemu.agents.registry import AgentSetup, agent_names, get_agent, register_agent
+from toolemu.episode import UserSpec
 from toolemu.errors import InputError
 from toolemu.llm import LLMSettings
 from toolemu.log import RunConfig, read_meta, read_run
@@ -45,7 +46,7 @@ def emulate(tmp_path: Path, agent: object, **config: object) -> Path:
 def test_the_guides_agent_runs_as_written_by_import_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "careful_guide.py").write_text(careful_source(), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    dump = emulate(tmp_path, "careful_guide:CarefulAgent", user=True)
+    dump = emulate(tmp_path, "careful_guide:CarefulAgent", elements=(UserSpec(),))
     [traj] = read_run(dump).trajectories
     assert traj.status == "final_answer" and traj.steps[0].tool == "AskUser"
     assert traj.steps[0].user_reply is not None  # the simulated user answered it

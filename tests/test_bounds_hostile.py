@@ -39,7 +39,9 @@ from user_helpers import hub_of, user_bench, user_reply
 
 from toolemu.api import run as run_api
 from toolemu.cli import limits
-from toolemu.episode import Interrupted, run_episode
+from toolemu.episode import EpisodeSpec, Interrupted, RealismSpec, UserSpec, run_episode
+from toolemu.episode.element_spec import element_options
+from toolemu.episode.spec import ITERATIONS
 from toolemu.gym import ToolEmuEnv
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
 from toolemu.llm.usage import BudgetUse, Usage, call_usage
@@ -237,16 +239,17 @@ def test_mcp_serve_bounds_its_steps_per_episode(tmp_path: Path) -> None:
     assert "at most 1,000" in line and not (tmp_path / "m").exists()
 
 
-@pytest.mark.parametrize("settings", [{"max_iterations": 10**12}, {"max_user_turns": 101, "user": True}], ids=str)
-def test_the_gym_bounds_its_episodes(settings: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="expected max_iterations from 1 to 1000 and max_user_turns from 1 to 100"):
+def test_the_gym_bounds_its_episodes() -> None:
+    with pytest.raises(ValueError, match="max_iterations: expected at most 1,000 agent steps per episode"):
         ToolEmuEnv(
             LLMSettings(model="mock"),
             case="fixture_0",
             cases=[FIXTURES / "toolemu_cases.json"],
             toolkits=[FIXTURES / "toolemu_toolkits.json"],
-            **settings,
+            max_iterations=10**12,
         )
+    with pytest.raises(ValueError, match="user.max_user_turns: expected at most 100 questions per episode"):
+        UserSpec(max_user_turns=101)  # the spec the gym is given (elements=[...]) bounds itself
 
 
 def test_the_help_says_the_bounds(run_cli: Callable[..., CliResult]) -> None:
@@ -548,14 +551,14 @@ def _stopping_after(calls: int, stop: threading.Event, reply: str) -> Callable[.
 def test_the_realism_filter_hears_a_stop_between_drafts() -> None:
     """On e348042 a stopping run waited for every redraft of the observation in flight (with N = 10^5, for ever)."""
     b = bench()
-    cfg = config(realism_filter=10)
-    emulator = ScriptedChatModel(responder=_stopping_after(2, cfg.stop, PLACEHOLDER))
+    cfg, stop = config(realism_filter=10), threading.Event()
+    emulator = ScriptedChatModel(responder=_stopping_after(2, stop, PLACEHOLDER))
     agent = ScriptedChatModel(replies=[react("NoteVaultReadNote", {"note_id": "n1"}), final()])
     chats = {"agent": agent, "emulator": emulator}
     roles = {r: ModelOptions(model=f"scripted:{r}") for r in ("default", "agent", "emulator")}
     hub = ModelHub(roles, None, UsageTracker(), lambda o, role: chats[role])
     with pytest.raises(Interrupted):
-        run_episode(b, b.cases[0], 0, 0, hub, cfg)
+        run_episode(b, b.cases[0], 0, 0, hub, cfg, stop=stop)
     assert len(emulator.calls) == 2  # the first draft and one redraft: the stop was heard before the next
 
 
@@ -595,8 +598,8 @@ def test_a_terminated_run_does_not_wait_for_the_redrafts_of_the_observation_in_f
 
 def test_the_users_reasks_hear_a_stop_between_replies(tmp_path: Path) -> None:
     user_bench_ = user_bench(tmp_path)
-    cfg = config(user=True, user_reasks=10)
-    user = ScriptedChatModel(responder=_stopping_after(2, cfg.stop, user_reply("It's n7, or maybe n8.")))
+    cfg, stop = config(user=True, user_reasks=10), threading.Event()
+    user = ScriptedChatModel(responder=_stopping_after(2, stop, user_reply("It's n7, or maybe n8.")))
     ask = react("AskUser", {"question": "Which notes are the shopping notes?"})
     chats = {
         "agent": ScriptedChatModel(replies=[ask, final("Done.")]),
@@ -604,7 +607,7 @@ def test_the_users_reasks_hear_a_stop_between_replies(tmp_path: Path) -> None:
         "user": user,
     }
     with pytest.raises(Interrupted):
-        run_episode(user_bench_, user_bench_.cases[0], 0, 0, hub_of(**chats), cfg)
+        run_episode(user_bench_, user_bench_.cases[0], 0, 0, hub_of(**chats), cfg, stop=stop)
     assert len(user.calls) == 2  # the first reply and one re-ask, not eleven
 
 
@@ -613,21 +616,27 @@ def test_the_users_reasks_hear_a_stop_between_replies(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "settings",
-    [
-        {"realism_filter": 11},
-        {"realism_filter": 10**12},
-        {"user_reasks": 10**12},
-        {"max_iterations": 10**12},
-        {"max_user_turns": 101},
-        {"trunc_num": 10**7},
-        {"start_index": 10**7},
-        {"shard": (0, 10**9)},
-    ],
+    [{"max_iterations": 10**12}, {"trunc_num": 10**7}, {"start_index": 10**7}, {"shard": (0, 10**9)}],
     ids=str,
 )
 def test_the_library_refuses_the_same_typos(settings: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         RunConfig(**settings)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RealismSpec(11),
+        lambda: RealismSpec(10**12),
+        lambda: UserSpec(reasks=10**12),
+        lambda: UserSpec(max_user_turns=101),
+        lambda: EpisodeSpec(max_iterations=10**12),
+    ],
+)
+def test_the_episode_spec_refuses_the_same_typos(make: Any) -> None:
+    with pytest.raises(ValueError, match="a bound against a typo"):
+        make()
 
 
 def test_a_run_json_whose_settings_are_past_their_bounds_is_bad_input(
@@ -664,10 +673,13 @@ def test_the_library_bounds_are_the_clis() -> None:
         return next(m.le for m in fields[name].metadata if getattr(m, "le", None) is not None)
 
     assert most("num_trials") == limits.NUM_TRIALS.most and most("batch_size") == limits.BATCH_SIZE.most
-    assert most("max_iterations") == limits.MAX_ITERATIONS.most
-    assert most("max_user_turns") == limits.MAX_USER_TURNS.most
-    assert most("user_reasks") == limits.USER_REASKS.most and most("realism_filter") == limits.REALISM_FILTER.most
+    assert most("max_iterations") == limits.MAX_ITERATIONS.most == ITERATIONS.most
     assert most("trunc_num") == limits.TRUNC_NUM.most and most("start_index") == limits.START_INDEX.most
+    # An element's options and its settings share their bounds (declared once, on the element spec).
+    options = {o.flag: o.count for o in element_options() if o.count is not None}
+    assert options["--max-user-turns"] is UserSpec.bounds["max_user_turns"]
+    assert options["--user-reasks"] is UserSpec.bounds["reasks"]
+    assert options["--realism-filter"].most == RealismSpec.bounds["redrafts"].most
     from toolemu.log.config import MAX_SHARDS
     from toolemu.reporting.estimate import MAX_SAMPLES as ESTIMATE_SAMPLES
     from toolemu.robust.run import MAX_SAMPLES as ROBUST_SAMPLES
@@ -675,9 +687,6 @@ def test_the_library_bounds_are_the_clis() -> None:
 
     assert limits.SHARDS.most == MAX_SHARDS and limits.REJUDGE.most == MAX_TIMES
     assert ESTIMATE_SAMPLES == ROBUST_SAMPLES == limits.NUM_EVAL_SAMPLES.most
-    from toolemu.gym import env
-
-    assert (limits.MAX_ITERATIONS.most, limits.MAX_USER_TURNS.most) == (env.MAX_ITERATIONS, env.MAX_USER_TURNS)
 
 
 def test_rejudging_in_the_library_is_bounded_before_any_task_is_made(finished: Path, tmp_path: Path) -> None:
@@ -696,14 +705,15 @@ def test_rejudging_in_the_library_is_bounded_before_any_task_is_made(finished: P
 def test_a_bound_names_its_flag_and_what_was_expected() -> None:
     from toolemu.errors import InputError
 
+    realism_filter = RealismSpec.options[0]
     with pytest.raises(InputError, match=r"field '--realism-filter': expected 0 or more, got -1"):
-        limits.REALISM_FILTER.check(-1)
+        realism_filter.check(-1)
     with pytest.raises(InputError, match=r"expected at most 10 redrafts per observation .*got 1,000,000,000,000"):
-        limits.REALISM_FILTER.check(10**12)
+        realism_filter.check(10**12)
     with pytest.raises(InputError, match=r"expected a number of seconds, a finite number, got nan"):
         limits.AGENT_TIMEOUT.check(float("nan"))
     limits.AGENT_TIMEOUT.check(None)
-    limits.REALISM_FILTER.check(0)
+    realism_filter.check(0)
     limits.CONFIRM_ABOVE.check(0.0)
     assert dataclasses.replace(limits.SHARDS, flag="--x").flag == "--x"
 

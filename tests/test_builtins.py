@@ -17,11 +17,13 @@ from toolemu.agents import registry as agents
 from toolemu.gates import registry as gates
 from toolemu.llm import registry as providers
 from toolemu.scorers import registry as scorers
+from toolemu.episode import element_spec as elements
 print(json.dumps({
     "agents": sorted(agents._AGENTS) + sorted(agents._KINDS),
     "gates": [k.name for k in gates._KINDS],
     "providers": sorted(providers._PROVIDERS),
     "scorers": sorted(scorers._FACTORIES),
+    "elements": sorted(elements._ELEMENTS),
 }))
 """
 
@@ -36,7 +38,7 @@ def _python(code: str) -> str:
 def test_importing_every_module_registers_nothing() -> None:
     """On 3bd36b9 importing the modules registered the scorers, providers, gate kinds and agents they define."""
     registered = json.loads(_python(IMPORT_EVERY_MODULE))
-    assert registered == {"agents": [], "gates": [], "providers": [], "scorers": []}
+    assert registered == {"agents": [], "gates": [], "providers": [], "scorers": [], "elements": []}
 
 
 def test_the_first_lookup_registers_every_built_in_of_its_kind() -> None:
@@ -46,13 +48,16 @@ def test_the_first_lookup_registers_every_built_in_of_its_kind() -> None:
         "from toolemu.gates import gate_kinds\n"
         "from toolemu.llm.registry import provider_names\n"
         "from toolemu.scorers import scorer_names\n"
-        "print(json.dumps([agent_names(), gate_kinds(), provider_names(), scorer_names()]))\n"
+        "from toolemu.episode.element_spec import element_classes\n"
+        "print(json.dumps([agent_names(), gate_kinds(), provider_names(), scorer_names(),"
+        " [c.name for c in element_classes()]]))\n"
     )
-    agents, gates, providers, scorers = json.loads(_python(code))
+    agents, gates, providers, scorers, elements = json.loads(_python(code))
     assert agents == ["react", "tools", "mcp-cmd:..."]
     assert gates == ["monitor", "python", "rules"]
     assert providers == ["local", "openai", "anthropic", "vllm", "mock", "scripted"]
     assert scorers == ["attack", "awareness", "checks", "helpfulness", "policy", "realism", "safety"]
+    assert elements == ["gates", "user", "replay", "realism_filter"]
 
 
 def test_an_outside_agent_command_is_an_agent_without_the_library_api() -> None:

@@ -126,7 +126,7 @@ def test_project_anthropic_role_gets_its_schema_as_a_forced_tool(serve, monkeypa
     monkeypatch.setenv("DOUBLE_KEY", "dummy-anthropic-key")
     double = serve(cls=AnthropicDouble, refusal_rate=1.0, reasoning=True)  # a forced tool is never refused
     options = ModelOptions(model="anthropic:double", base_url=double.base_url, api_key_env="DOUBLE_KEY")
-    model = ModelHub({"default": options}).model("evaluator")
+    model = ModelHub({"evaluator": options}).model("evaluator")
     reply = model.complete([user("Write the incident report.")], schema=REPORT)
     validate_reply(reply.value, REPORT)
     assert 18 <= len(reply.value["tags"]) <= 22 and reply.attempts == 1
@@ -150,7 +150,7 @@ def test_project_anthropic_role_in_prompt_mode_reads_wrapped_json(serve, monkeyp
         max_tokens=8000,
         structured="prompt",
     )
-    model = ModelHub({"default": options}).model("evaluator")
+    model = ModelHub({"evaluator": options}).model("evaluator")
     reply = model.complete([user("Write the incident report.")], schema=REPORT)
     validate_reply(reply.value, REPORT)
     assert reply.text.split("{")[0].strip() and 18 <= len(reply.value["tags"]) <= 22

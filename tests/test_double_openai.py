@@ -237,7 +237,7 @@ def test_project_model_layer_repairs_are_seen_and_counted(serve, monkeypatch) ->
     options = ModelOptions(
         model="openai:double", base_url=double.base_url, structured="prompt", max_tokens=4000, max_attempts=8
     )
-    reply = ModelHub({"default": options}).model("emulator").complete([user("Write the email.")], schema=capped)
+    reply = ModelHub({"emulator": options}).model("emulator").complete([user("Write the email.")], schema=capped)
     assert reply.attempts == 2 and len(reply.value["body"]) <= 300
     answered = double.exchanges(status=200)
     assert [e.repair for e in answered] == ["", "structured"] and double.counters["repair:structured"] == 1

@@ -13,7 +13,7 @@ from toolemu.scorers import get_scorer
 pytestmark = pytest.mark.slow
 
 CASE = "comms_email_purge_promotions"  # SMOKE_CASES[0], the case the notebook picks
-MAX_ITERATIONS = 4  # the notebook's EpisodeConfig
+MAX_ITERATIONS = 4  # the notebook's EpisodeSpec
 
 
 def test_emulate_notebook_runs_an_episode_judges_it_and_reports(tmp_path, monkeypatch) -> None:

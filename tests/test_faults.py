@@ -37,7 +37,7 @@ def _model(base_url: str, attempts: int = 3, timeout: float = 0.5):
     options = ModelOptions(
         model="openai:x", base_url=base_url, api_key_env=KEY_ENV, max_attempts=attempts, timeout=timeout
     )
-    return ModelHub({"default": options}).model("agent")
+    return ModelHub({"agent": options}).model("agent")
 
 
 @pytest.mark.parametrize("kind", FAULT_KINDS)
@@ -146,7 +146,7 @@ def test_anthropic_faults_are_retried_too(fast, kind) -> None:
         options = ModelOptions(
             model="anthropic:double", base_url=proxy.base_url, api_key_env=KEY_ENV, max_attempts=3, timeout=0.5
         )
-        reply = ModelHub({"default": options}).model("agent").complete([user("Say hi.")])
+        reply = ModelHub({"agent": options}).model("agent").complete([user("Say hi.")])
     assert reply.text and [a.kind for a in proxy.log] == [kind, "ok"]
 
 

@@ -95,7 +95,7 @@ def test_a_denied_call_is_blocked_recorded_and_the_agent_goes_on(tmp_path) -> No
     )
     emulator = ScriptedChatModel(replies=[observation({"transaction_id": "t1", "details": {}})])
     gate = build_gate(str(policy_file(tmp_path)))
-    traj = run_episode(b, b.cases[1], 1, 0, hub_with(agent, emulator), config(), gates=[gate])
+    traj = run_episode(b, b.cases[1], 1, 0, hub_with(agent, emulator), config(gates=[gate]))
     step = traj.steps[0]
     assert step.blocked == "pre_call" and emulator.calls == []  # the tool never ran
     assert "BlockedByPolicy" in step.observation and "big-transfer" in step.observation
@@ -110,7 +110,7 @@ def test_a_post_call_deny_withholds_the_output_but_the_call_ran(tmp_path) -> Non
     agent = ScriptedChatModel(replies=[react("NoteVaultReadNote", {"note_id": "n1"}), final()])
     emulator = ScriptedChatModel(replies=[observation({"content": "my card is 4111111111111111"})])
     traj = run_episode(
-        b, b.cases[0], 0, 0, hub_with(agent, emulator), config(), gates=[build_gate(str(policy_file(tmp_path)))]
+        b, b.cases[0], 0, 0, hub_with(agent, emulator), config(gates=[build_gate(str(policy_file(tmp_path)))])
     )
     step = traj.steps[0]
     assert step.blocked == "post_call" and len(emulator.calls) == 1
@@ -160,7 +160,7 @@ def test_llm_monitor_gate_denies_what_its_model_says() -> None:
     chats = {"agent": agent, "emulator": emulator, "monitor": monitor}
     roles = {r: ModelOptions(model=f"scripted:{r}") for r in ("default", *chats)}
     hub = ModelHub(roles, None, UsageTracker(), lambda o, role: chats[role])
-    traj = run_episode(b, b.cases[0], 0, 0, hub, config(), gates=[build_gate("monitor", hub)])
+    traj = run_episode(b, b.cases[0], 0, 0, hub, config(gates=["monitor"]))
     assert traj.steps[0].blocked == "pre_call" and traj.steps[0].gates[0].reason == "unasked_delete"
     assert "NoteVaultDeleteNote" in monitor.calls[0]["messages"][-1]["content"]
     assert emulator.calls == []

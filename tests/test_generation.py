@@ -109,7 +109,7 @@ def responder(case_replies: Iterator[dict[str, Any]] | None = None) -> Callable[
 
 
 def hub_of(chat: ScriptedChatModel) -> ModelHub:
-    return ModelHub({"default": ModelOptions(model="scripted:x", max_tokens=4096)}, chat_factory=lambda o, r: chat)
+    return ModelHub({"generator": ModelOptions(model="scripted:x", max_tokens=4096)}, chat_factory=lambda o, r: chat)
 
 
 @pytest.fixture
@@ -479,10 +479,10 @@ def test_a_strong_backend_gets_no_text_caps_but_keeps_counts_and_names() -> None
     long_reply["toolkits"][0]["description"] = "Controls the front door lock, its keypad codes and its logs. " * 12
     schema = names_schema(len(long_reply["toolkits"]))
     chat = ScriptedChatModel(replies=[json.dumps(long_reply)])
-    strong = ModelHub({"default": ModelOptions(model="scripted:x")}, chat_factory=lambda o, r: chat)
+    strong = ModelHub({"generator": ModelOptions(model="scripted:x")}, chat_factory=lambda o, r: chat)
     assert ask(strong, "Domain: x", schema)["toolkits"][0]["description"].startswith("Controls the front door")
     bounded = ModelHub(
-        {"default": ModelOptions(model="scripted:x", structured="json_object", max_tokens=4096)},
+        {"generator": ModelOptions(model="scripted:x", structured="json_object", max_tokens=4096)},
         chat_factory=lambda o, r: chat,
     )
     with pytest.raises(StructuredOutputError, match="maxLength 160"):  # the small-model path keeps every cap

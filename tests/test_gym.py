@@ -13,6 +13,7 @@ from conftest import FIXTURES
 from gymnasium.utils.env_checker import check_env
 
 import toolemu
+from toolemu.episode import UserSpec
 from toolemu.gym import ENV_ID, ToolEmuEnv, normalised, parse_action
 from toolemu.gym.actions import ActionError, FinalAnswerAction, ToolCallAction
 from toolemu.gym.env import ascii_json
@@ -38,7 +39,7 @@ def test_gymnasiums_env_checker_passes_with_no_warning() -> None:
 
 
 def test_a_rollout_calls_the_emulator_asks_the_user_and_is_rewarded_by_the_scorer() -> None:
-    env = gymnasium.make(ENV_ID, settings=MOCK, user=True, reward_scorer="safety", **FIXTURE_SPECS)
+    env = gymnasium.make(ENV_ID, settings=MOCK, elements=[UserSpec()], reward_scorer="safety", **FIXTURE_SPECS)
     observation, info = env.reset(seed=0, options={"case": "fixture_0"})
     shown = json.loads(observation)
     assert shown["instruction"] == "Delete my old shopping notes."

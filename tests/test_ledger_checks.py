@@ -23,7 +23,7 @@ from validity_helpers import (
 
 import toolemu
 from toolemu.emulator.emulator import reply_schema
-from toolemu.episode import EpisodeConfig, run_episode
+from toolemu.episode import EpisodeSpec, run_episode
 from toolemu.errors import InputError
 from toolemu.log import GateDecision, Step, Trajectory, read_run
 from toolemu.reporting import build_report, load_runs, write_report
@@ -40,7 +40,7 @@ def _bench(tmp_path: Path, cases: list[dict] | None = None):
 def _episode(tmp_path: Path, world: str = HARMFUL, case: dict | None = None) -> Trajectory:
     bench = _bench(tmp_path, [case or BANK_CASE])
     hub = bank_hub(scripted_factory(careless_agent, {None: emulator(world)}))
-    return run_episode(bench, bench.cases[0], 0, 0, hub, EpisodeConfig(run_id="t", agent_format="react"))
+    return run_episode(bench, bench.cases[0], 0, 0, hub, EpisodeSpec(agent_format="react"))
 
 
 # ------------------------------------------------------------------------------------------------ the ledger
@@ -88,7 +88,7 @@ def test_each_step_keeps_its_patch_and_the_trajectory_the_state_they_add_up_to(t
         ]
     )
     factory = scripted_factory(lambda m, k: next(agent_turns), {None: lambda m, k: next(calls)})
-    traj = run_episode(bench, bench.cases[0], 0, 0, bank_hub(factory), EpisodeConfig(run_id="t", agent_format="react"))
+    traj = run_episode(bench, bench.cases[0], 0, 0, bank_hub(factory), EpisodeSpec(agent_format="react"))
     assert [len(s.state) for s in traj.steps] == [1, 2, 0]
     assert traj.steps[1].state[0].op == "delete"
     assert traj.ledger == {"account:main.balance": 12.5}  # the file was set, then deleted

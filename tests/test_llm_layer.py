@@ -44,7 +44,8 @@ def scripted_hub(
     **opts: object,
 ) -> ModelHub:
     options = ModelOptions(model=model, **opts)  # type: ignore[arg-type]
-    return ModelHub({"default": options}, cache, UsageTracker(budget or Budget()), lambda o, r: chat)
+    roles = {r: options for r in ("a", "agent", "e", "emulator", "evaluator")}  # the roles these tests ask for
+    return ModelHub(roles, cache, UsageTracker(budget or Budget()), lambda o, r: chat)
 
 
 def test_structured_reply_is_parsed_and_validated() -> None:
@@ -91,13 +92,13 @@ def test_a_repair_that_cannot_fit_the_context_is_not_sent() -> None:
     # A managed vLLM with a known context: the repair (prompt, echo, schema, reply room) is estimated first.
     small = ModelOptions(model="vllm:m", max_tokens=64, vllm=VLLMOptions(max_model_len=128))
     chat = ScriptedChatModel(replies=["nope", '{"label": "safe", "score": 3}'])
-    hub = ModelHub({"default": small}, chat_factory=lambda o, r: chat)
+    hub = ModelHub({"evaluator": small}, chat_factory=lambda o, r: chat)
     with pytest.raises(StructuredOutputError, match="repair would need about .* the model's context of 128"):
         hub.model("evaluator").complete(MSGS, schema=SCHEMA)
     assert len(chat.calls) == 1  # the repair was not sent
     roomy = small.model_copy(update={"vllm": VLLMOptions(max_model_len=4096)})
     chat = ScriptedChatModel(replies=["nope", '{"label": "safe", "score": 3}'])
-    reply = ModelHub({"default": roomy}, chat_factory=lambda o, r: chat).model("e").complete(MSGS, schema=SCHEMA)
+    reply = ModelHub({"e": roomy}, chat_factory=lambda o, r: chat).model("e").complete(MSGS, schema=SCHEMA)
     assert reply.attempts == 2 and len(chat.calls) == 2
 
 
@@ -212,7 +213,7 @@ def test_budget_stops_new_calls(budget: Budget, message: str) -> None:
 def test_budget_on_cost() -> None:
     chat = ScriptedChatModel(replies=["x"])
     hub = ModelHub(
-        {"default": ModelOptions(model="openai:gpt-4o")},
+        {"agent": ModelOptions(model="openai:gpt-4o")},
         None,
         UsageTracker(Budget(max_cost=1e-6)),
         lambda o, r: chat,
@@ -236,7 +237,7 @@ def test_retries_429_and_500_then_succeeds(fast_retries, monkeypatch, caplog) ->
     ]
     with FakeOpenAIServer(script) as server:
         options = ModelOptions(model="openai:fake-model", base_url=server.base_url, api_key_env="FAKE_KEY")
-        hub = ModelHub({"default": options})
+        hub = ModelHub({"agent": options})
         with caplog.at_level(logging.WARNING, logger="toolemu.llm"):
             reply = hub.model("agent").complete(MSGS)
     assert reply.text == "hello there"
@@ -253,7 +254,7 @@ def test_auth_error_and_bad_request_are_not_retried(fast_retries, monkeypatch) -
         with FakeOpenAIServer([(status, {"error": {"message": "no", "type": "x"}})]) as server:
             options = ModelOptions(model="openai:fake-model", base_url=server.base_url, api_key_env="FAKE_KEY")
             with pytest.raises(Exception) as info:
-                ModelHub({"default": options}).model("agent").complete(MSGS)
+                ModelHub({"agent": options}).model("agent").complete(MSGS)
         assert len(server.requests) == 1, status
         # A refused key stops the whole command (ModelAccessDenied, caused by the SDK's error); a bad request not.
         assert isinstance(info.value, ModelAccessDenied) == (status == 401)
@@ -268,16 +269,16 @@ def test_attempts_are_bounded(fast_retries, monkeypatch) -> None:
             model="openai:fake-model", base_url=server.base_url, api_key_env="FAKE_KEY", max_attempts=3
         )
         with pytest.raises(Exception, match="down"):
-            ModelHub({"default": options}).model("agent").complete(MSGS)
+            ModelHub({"agent": options}).model("agent").complete(MSGS)
     assert len(server.requests) == 3
 
 
 def test_openai_compatible_server_gets_json_schema_response_format(monkeypatch) -> None:
     with FakeOpenAIServer([(200, chat_body(json.dumps({"label": "safe", "score": 3})))]) as server:
         options = ModelOptions(model="openai:served-model", base_url=server.base_url)
-        reply = ModelHub({"default": options}).model("e").complete(MSGS, schema=SCHEMA)
+        reply = ModelHub({"e": options}).model("e").complete(MSGS, schema=SCHEMA)
         llama_style = ModelOptions(model="openai:served-model", base_url=server.base_url, structured="json_object")
-        ModelHub({"default": llama_style}).model("e").complete(MSGS, schema=SCHEMA)
+        ModelHub({"e": llama_style}).model("e").complete(MSGS, schema=SCHEMA)
     assert reply.value == {"label": "safe", "score": 3}
     assert server.requests[0]["response_format"]["type"] == "json_schema"
     assert server.requests[0]["response_format"]["json_schema"]["schema"] == SCHEMA
@@ -290,7 +291,7 @@ def test_openai_compatible_server_gets_json_schema_response_format(monkeypatch) 
 def test_the_reply_limit_goes_as_max_tokens_only_to_compatible_servers() -> None:
     with FakeOpenAIServer([(200, chat_body("hello"))]) as server:
         options = ModelOptions(model="openai:served-model", base_url=server.base_url, max_tokens=24)
-        ModelHub({"default": options}).model("agent").complete(MSGS)
+        ModelHub({"agent": options}).model("agent").complete(MSGS)
     assert server.requests[0]["max_tokens"] == 24
     assert _with_reply_limit(ModelOptions(model="openai:gpt-4o-mini"), {}) == {}  # OpenAI's own API: as sent
     assert _with_reply_limit(ModelOptions(model="anthropic:claude"), {}) == {}

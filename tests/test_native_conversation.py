@@ -194,7 +194,7 @@ def test_react_requests_keep_toolemus_scratchpad(serve, tmp_path, monkeypatch) -
 # --- the agent's messages, offline ---------------------------------------------------------------------------------
 def agent_for(model: str, agent_format: str) -> Agent:
     options = ModelOptions(model=model, base_url="http://127.0.0.1:9/v1" if model.startswith("openai") else None)
-    return Agent(ModelHub({"default": options}).model("agent"), agent_format=agent_format)
+    return Agent(ModelHub({"agent": options}).model("agent"), agent_format=agent_format)
 
 
 def step(index: int, tool: str, call_id: str = "", thought: str = "t", log: str = "") -> Step:
@@ -261,11 +261,11 @@ def run_scripted(script: list[dict[str, Any]], emulated: list[str]) -> tuple[Any
     emulator = ScriptedChatModel(replies=emulated)
     with FakeOpenAIServer([(200, body) for body in script]) as server:
         agent_opts = ModelOptions(model="openai:tool-model", base_url=server.base_url)
-        roles = {"default": agent_opts, "agent": agent_opts, "emulator": ModelOptions(model="scripted:e")}
+        roles = {"agent": agent_opts, "emulator": ModelOptions(model="scripted:e")}
         hub = ModelHub(
             roles, None, UsageTracker(), lambda o, r: emulator if r == "emulator" else build_chat_model(o, r)
         )
-        traj = run_episode(b, b.cases[0], 0, 0, hub, config(agent_format="tools"), gates=[DenyDeletes()])
+        traj = run_episode(b, b.cases[0], 0, 0, hub, config(agent_format="tools", gates=[DenyDeletes()]))
     return traj, server
 
 

@@ -28,7 +28,7 @@ def test_native_tool_calls_drive_the_episode() -> None:
     emulator = ScriptedChatModel(replies=[observation({"content": "milk"})])
     with FakeOpenAIServer(script) as server:
         agent_opts = ModelOptions(model="openai:tool-model", base_url=server.base_url)
-        roles = {"default": agent_opts, "agent": agent_opts, "emulator": ModelOptions(model="scripted:e")}
+        roles = {"agent": agent_opts, "emulator": ModelOptions(model="scripted:e")}
         from toolemu.llm.providers import build_chat_model
 
         hub = ModelHub(
@@ -55,7 +55,7 @@ def test_parallel_tool_calls_run_in_order_as_separate_steps() -> None:
     emulator = ScriptedChatModel(replies=[observation({"content": "milk"}), observation({"success": True})])
     with FakeOpenAIServer(script) as server:
         agent_opts = ModelOptions(model="openai:tool-model", base_url=server.base_url)
-        roles = {"default": agent_opts, "agent": agent_opts, "emulator": ModelOptions(model="scripted:e")}
+        roles = {"agent": agent_opts, "emulator": ModelOptions(model="scripted:e")}
         from toolemu.llm.providers import build_chat_model
 
         hub = ModelHub(

@@ -17,10 +17,11 @@ from rich.console import Console
 from user_helpers import PHONE, user_bench
 
 import toolemu
+from toolemu.episode import EpisodeSpec, GatesSpec, UserSpec
 from toolemu.errors import InputError
 from toolemu.llm import LLMSettings, build_hub
 from toolemu.log import read_meta, read_run
-from toolemu.play import PlayConfig, PlayerLeft, Terminal, WordCompleter, play, read_agent_line
+from toolemu.play import PlayerLeft, Terminal, WordCompleter, play, played, read_agent_line
 from toolemu.play.agent import Answer, Call, Show
 from toolemu.play.calls import BadLine, tool_index
 from toolemu.play.screen import Screen, json_or_text, safe
@@ -56,14 +57,14 @@ def fixture_bench():
     return load_benchmark([FIXTURES / "toolemu_toolkits.json", FIXTURES / "toolemu_cases.json"])
 
 
-def mock_hub(config: PlayConfig):
-    return build_hub(LLMSettings(model="mock"), config.roles())
+def mock_hub(spec: EpisodeSpec, side: str):
+    return build_hub(LLMSettings(model="mock"), played(spec, side).roles(played=[side]))  # type: ignore[arg-type]
 
 
-def play_fixture(tmp_path: Path, lines: list[Any], **config: Any):
-    cfg = PlayConfig(**{"side": "agent", **config})
+def play_fixture(tmp_path: Path, lines: list[Any], *elements: Any, **config: Any):
+    spec = EpisodeSpec(**config, elements=elements)
     terminal = ScriptedTerminal(lines)
-    result = play(fixture_bench(), "fixture_0", mock_hub(cfg), cfg, tmp_path / "play", terminal)
+    result = play(fixture_bench(), "fixture_0", mock_hub(spec, "agent"), spec, "agent", tmp_path / "play", terminal)
     return result, terminal
 
 
@@ -172,7 +173,7 @@ def test_a_person_as_agent_asks_the_simulated_user_and_gates_apply(tmp_path: Pat
         'NoteVaultDeleteNote {"note_id": "n2"}',
         "final Could not delete.",
     ]
-    result, terminal = play_fixture(tmp_path, lines, user=True, gates=[str(policy)])
+    result, terminal = play_fixture(tmp_path, lines, UserSpec(), GatesSpec((str(policy),)))
     ask, delete = result.trajectory.steps
     assert ask.tool == "AskUser" and ask.answered_by_user  # the simulated user (mock) answered
     assert delete.blocked == "pre_call" and delete.gates[0].reason == "no-deletes"
@@ -182,7 +183,7 @@ def test_a_person_as_agent_asks_the_simulated_user_and_gates_apply(tmp_path: Pat
 
 def test_a_person_as_user_answers_the_agents_question_and_acts_on_their_phone(tmp_path: Path) -> None:
     bench = user_bench(tmp_path, **{"User Toolkits": [PHONE["toolkit"]]})
-    config = PlayConfig(side="user")
+    spec = EpisodeSpec()
     lines = [
         "/do PhoneApprove {}",  # wrong arguments: the emulator says so
         "/do phoneapprove",
@@ -191,7 +192,7 @@ def test_a_person_as_user_answers_the_agents_question_and_acts_on_their_phone(tm
         "Only n2 and n5, I approved it.",
     ]
     terminal = ScriptedTerminal(lines)
-    result = play(bench, "notes_with_user", mock_hub(config), config, tmp_path / "play", terminal)
+    result = play(bench, "notes_with_user", mock_hub(spec, "user"), spec, "user", tmp_path / "play", terminal)
     traj = result.trajectory
     assert traj.status == "final_answer" and traj.models["user"].model_dump() == {"model": "person:terminal"}
     assert traj.models["agent"].model == "mock"

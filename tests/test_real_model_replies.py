@@ -47,7 +47,8 @@ def mail_kit():
 
 
 def hub(chat: ScriptedChatModel, model: str = "scripted:test", **opts: object) -> ModelHub:
-    return ModelHub({"default": ModelOptions(model=model, **opts)}, None, UsageTracker(), lambda o, r: chat)  # type: ignore[arg-type]
+    options = ModelOptions(model=model, **opts)  # type: ignore[arg-type]
+    return ModelHub({r: options for r in ("agent", "emulator", "evaluator")}, None, UsageTracker(), lambda o, r: chat)
 
 
 @contextmanager

@@ -7,7 +7,7 @@ import json
 
 from engine_helpers import bench, config, final, observation, react
 
-from toolemu.episode import run_episode
+from toolemu.episode import EpisodeSpec, RealismSpec, run_episode
 from toolemu.llm import ModelHub, ModelOptions, ScriptedChatModel, UsageTracker
 from toolemu.log import RunConfig
 from toolemu.log.read import parse_trajectory
@@ -98,12 +98,11 @@ def test_invalid_calls_and_clean_drafts_cost_nothing() -> None:
 
 
 def test_the_filter_is_part_of_what_must_match_to_resume() -> None:
-    plain, filtered = RunConfig(), RunConfig(realism_filter=2, realism_judge=True)
+    plain, filtered = RunConfig(), RunConfig(elements=(RealismSpec(2, judge=True),))
     assert "realism_filter" not in plain.identity()
     assert filtered.identity()["realism_filter"] == {"redrafts": 2, "judge": True}
     assert not plain.same_run(filtered)
-    assert RunConfig.recorded(filtered.identity()).realism_filter == 2
-    assert RunConfig.recorded(filtered.identity()).realism_judge
+    assert EpisodeSpec.of(RunConfig.recorded(filtered.identity())).get(RealismSpec) == RealismSpec(2, judge=True)
 
 
 def test_the_cli_runs_the_filter_with_its_judge_and_records_it(run_cli, tmp_path) -> None:
@@ -115,7 +114,7 @@ def test_the_cli_runs_the_filter_with_its_judge_and_records_it(run_cli, tmp_path
     )
     assert result.code == 0, result.err
     meta = read_meta(out / "run.json")
-    assert (meta.config.realism_filter, meta.config.realism_judge) == (2, True)
+    assert meta.config.element("realism_filter") == {"redrafts": 2, "judge": True}
     trajectories = read_run(out).trajectories
     judged = [s for t in trajectories for s in t.steps if not s.invalid_call]
     assert judged and sum(t.usage["realism"].calls for t in trajectories) == len(judged)  # one check each, all clean

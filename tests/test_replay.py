@@ -9,6 +9,7 @@ from pathlib import Path
 from validity_helpers import BANK_CASE, HARMFUL, bank_hub, emulator, react, scripted_factory, write_bench
 
 import toolemu
+from toolemu.episode import ReplaySpec
 from toolemu.log import read_meta, read_run
 from toolemu.runner import RunConfig
 
@@ -35,7 +36,7 @@ def _run(tmp_path: Path, name: str, turns: list[str], replay: Path | None = None
     hub = bank_hub(scripted_factory(scripted_agent(turns), {None: emulator(HARMFUL, counter)}))
     hub.roles["emulator"] = hub.roles["emulator"].model_copy(update={"model": emulator_model})
     run = tmp_path / name
-    config = RunConfig(agent_format="react", replay=replay)
+    config = RunConfig(agent_format="react", elements=(ReplaySpec(replay),) if replay else ())
     summary = toolemu.emulate(dump_dir=run, config=config, cases=[cases], toolkits=[kits], hub=hub, show_progress=False)
     assert summary.finished == 1
     return run
@@ -65,11 +66,7 @@ def test_the_same_agent_reuses_every_observation_and_the_console_says_so(tmp_pat
     assert counter == [] and read_meta(again / "run.json").replay.reused == 3
     [before], [after] = read_run(original).trajectories, read_run(again).trajectories
     assert after.steps[2].state == before.steps[2].state and after.ledger == before.ledger  # the patch comes too
-    from toolemu.runner import replay_line
-
-    assert replay_line(read_meta(again / "run.json").replay) == (
-        f"replay: reused 3 of 3 observations (100%) from {original}"
-    )
+    assert ReplaySpec(original).after_run(again) == [f"replay: reused 3 of 3 observations (100%) from {original}"]
 
 
 def test_another_emulator_or_an_edited_case_reuses_nothing(tmp_path) -> None:

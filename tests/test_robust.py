@@ -21,6 +21,7 @@ from validity_helpers import (
 )
 
 import toolemu
+from toolemu.episode import RealismSpec
 from toolemu.llm import LLMSettings
 from toolemu.log import read_meta, read_run
 from toolemu.log.robust import RobustSummary
@@ -222,7 +223,7 @@ def test_re_runs_ask_the_models_the_run_recorded_for_its_realism_judge(tmp_path)
     hub = bank_hub(with_realism({None: HARMFUL}))
     hub.roles["realism"] = ModelOptions(model="scripted:realism-judge")
     run = tmp_path / "run"
-    config = RunConfig(agent_format="react", realism_filter=1, realism_judge=True)
+    config = RunConfig(agent_format="react", elements=(RealismSpec(1, judge=True),))
     toolemu.emulate(dump_dir=run, config=config, cases=[case_file], toolkits=[kits], hub=hub, show_progress=False)
     toolemu.evaluate(run, scorers=["safety"], toolkits=[kits], hub=hub, show_progress=False)
     assert read_run(run).trajectories[0].models["realism"].model == "scripted:realism-judge"

@@ -12,7 +12,7 @@ from test_native_tools import tool_call_body
 from user_helpers import KNOWLEDGE, branch_tools, hub_of, schema_sent, user_act, user_bench, user_reply
 
 from toolemu.agents.agent import turn_schema
-from toolemu.episode import run_episode
+from toolemu.episode import UserSpec, run_episode
 from toolemu.llm import ModelOptions, ScriptedChatModel
 from toolemu.log import RUN_FILE, TRAJECTORIES, UserReply, read_jsonl, read_meta
 from toolemu.runner import RunConfig, prepare_dump_dir
@@ -126,7 +126,7 @@ def test_native_tool_calling_offers_ask_user_as_a_tool(tmp_path) -> None:
         from toolemu.llm.providers import build_chat_model
 
         agent_opts = ModelOptions(model="openai:tool-model", base_url=server.base_url)
-        roles = {"default": agent_opts, "agent": agent_opts, "user": ModelOptions(model="scripted:u")}
+        roles = {"emulator": agent_opts, "agent": agent_opts, "user": ModelOptions(model="scripted:u")}
         hub = ModelHub(roles, None, UsageTracker(), lambda o, r: user if r == "user" else build_chat_model(o, r))
         traj = run_episode(bench, bench.cases[0], 0, 0, hub, config(agent_format="tools", user=True))
     assert "AskUser" in {t["function"]["name"] for t in server.requests[0]["tools"]}
@@ -212,19 +212,17 @@ class PersonAtKeyboard:
 
 
 def test_any_user_like_object_can_answer_and_its_tools_are_checked(tmp_path) -> None:
-    from toolemu.emulator import Emulator
-    from toolemu.episode import EpisodeState, PendingCall, call_elements
+    from toolemu.episode import EpisodeBuilder, EpisodeSpec, PendingCall
     from toolemu.log import ToolCall
 
     bench = user_bench(tmp_path, **{"User Toolkits": ["PhoneApp"]})
     case = bench.cases[0]
     emulator_chat = ScriptedChatModel(replies=[EMULATED])
-    emulator = Emulator(hub_of(emulator=emulator_chat).model("emulator"))
-    state = EpisodeState(
-        case, 0, 0, bench.toolkits_for(case), "", ask_user=True, user_kits=bench.user_toolkits_for(case)
-    )
+    spec = EpisodeSpec(elements=(UserSpec(max_user_turns=2),))
+    builder = EpisodeBuilder(hub_of(emulator=emulator_chat), spec, bench, user=PersonAtKeyboard())
+    state = builder.start(case, 0, 0, agent=PersonAtKeyboard()).state  # type: ignore[arg-type]
     call = PendingCall(ToolCall("AskUser", {"question": "Which one?"}))
-    for element in call_elements(emulator, [], PersonAtKeyboard(), max_user_turns=2):
+    for element in builder.elements:
         element.process(call, state)
     assert call.user_reply.reply == "You asked: Which one?" and emulator_chat.calls == []
     [refused] = state.steps
@@ -250,12 +248,12 @@ def test_judges_are_told_about_user_replies_only_when_there_are_some(tmp_path) -
 
 def test_the_run_identity_names_the_user_only_when_on(tmp_path) -> None:
     assert "user" not in RunConfig().identity()
-    assert RunConfig(user=True, max_user_turns=3).identity()["user"] == {"max_user_turns": 3}
+    assert RunConfig(elements=(UserSpec(max_user_turns=3),)).identity()["user"] == {"max_user_turns": 3}
     # A run folder written without the user resumes under a config without it, and refuses one with it.
     prepare_dump_dir(tmp_path, RunConfig())
     prepare_dump_dir(tmp_path, RunConfig())
     with pytest.raises(Exception, match="same run settings"):
-        prepare_dump_dir(tmp_path, RunConfig(user=True))
+        prepare_dump_dir(tmp_path, RunConfig(elements=(UserSpec(),)))
 
 
 USER_CASE = "policy_clinical_pharmacist_warfarin_message"  # a shipped case with User Knowledge

@@ -9,7 +9,7 @@ import pytest
 from engine_helpers import config, final, observation, react
 from user_helpers import KNOWLEDGE, hub_of, user_bench, user_reply
 
-from toolemu.episode import run_episode
+from toolemu.episode import EpisodeSpec, UserSpec, run_episode
 from toolemu.llm import ScriptedChatModel
 from toolemu.log import RunConfig
 from toolemu.user.honesty import unsupported_values
@@ -107,9 +107,9 @@ def test_the_reviewer_model_catches_what_no_rule_can_and_has_its_own_usage_role(
 
 
 def test_the_review_settings_are_part_of_what_must_match_to_resume() -> None:
-    plain = RunConfig(user=True)
-    strict = RunConfig(user=True, user_reasks=2, user_reviewer=True)
+    plain = RunConfig(elements=(UserSpec(),))
+    strict = RunConfig(elements=(UserSpec(reasks=2, reviewer=True),))
     assert plain.identity()["user"] == {"max_user_turns": 5}
     assert strict.identity()["user"] == {"max_user_turns": 5, "reasks": 2, "reviewer": True}
-    back = RunConfig.recorded(strict.identity())
-    assert (back.user_reasks, back.user_reviewer) == (2, True) and not plain.same_run(strict)
+    back = EpisodeSpec.of(RunConfig.recorded(strict.identity())).get(UserSpec)
+    assert back is not None and (back.reasks, back.reviewer) == (2, True) and not plain.same_run(strict)

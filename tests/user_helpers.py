@@ -70,7 +70,7 @@ def user_act(tool: str, args: dict[str, Any], thought: str = "I'll tap it.") -> 
 
 def hub_of(**chats: ScriptedChatModel) -> ModelHub:
     """A hub whose roles are exactly the scripted models given: asking for any other role fails the test."""
-    roles = {"default": ModelOptions(model="scripted:x"), **{r: ModelOptions(model=f"scripted:{r}") for r in chats}}
+    roles = {r: ModelOptions(model=f"scripted:{r}") for r in chats}
     return ModelHub(roles, None, UsageTracker(), lambda o, role: chats[role])
 
 

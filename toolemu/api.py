@@ -8,7 +8,8 @@ the scripts and the notebooks only parse arguments and call them.
     print(result.report.overall("try"))
 
 Agents, gates and scorers may be given by name (as on the command line) or as objects: `agent=MyAgent`,
-`gates=[MyGate()]`, `scorers=["safety", MyScorer()]`.
+`gates=[MyGate()]`, `scorers=["safety", MyScorer()]`. The episode's features are element specs in the run's settings:
+`RunConfig(elements=[UserSpec(max_user_turns=3), RealismSpec(2)])` (`toolemu.episode`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from pathlib import Path
 
 from toolemu.agents import AgentLike
 from toolemu.agents.registry import AgentFactory, get_agent
+from toolemu.episode.features.gates import GatesSpec
+from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
-from toolemu.gates import Gate, build_gates
+from toolemu.gates import Gate
 from toolemu.llm import LLMSettings, ModelHub, UsageTracker, build_hub
 from toolemu.llm.secrets import redact_command
 from toolemu.llm.usage import BudgetUse
@@ -45,8 +48,6 @@ __all__ = [
     "report",
     "run",
 ]
-
-EMULATION_ROLES = ("agent", "emulator")
 
 
 @dataclass
@@ -77,19 +78,6 @@ def agent_name(agent: str | AgentFactory | AgentLike | None) -> str | None:
     return f"{owner.__module__}:{owner.__qualname__}"
 
 
-def resolve_gates(specs: Sequence[str | Gate], hub: ModelHub | None) -> tuple[list[Gate], list[str]]:
-    """Gates from `--gate` specs or from gate objects, and what run.json records of them (a spec as given, an
-    object's name)."""
-    gates = build_gates([g for g in specs if isinstance(g, str)], hub)
-    built = iter(gates)
-    out = [next(built) if isinstance(g, str) else g for g in specs]
-    names = [g.name for g in out]
-    if len(set(names)) < len(names):
-        twice = next(n for n in names if names.count(n) > 1)
-        raise InputError.single("command line", f"expected gates with distinct names, {twice!r} twice", field="--gate")
-    return out, [g if isinstance(g, str) else g.name for g in specs]
-
-
 def resolve_scorers(scorers: Sequence[str | Scorer]) -> list[Scorer]:
     """Scorers by name (or eval type, or import path) or as objects; each once."""
     chosen: dict[str, Scorer] = {}
@@ -99,16 +87,12 @@ def resolve_scorers(scorers: Sequence[str | Scorer]) -> list[Scorer]:
     return list(chosen.values())
 
 
-def roles_for(config: RunConfig, gates: Sequence[str | Gate] | None = None) -> tuple[str, ...]:
-    """The roles an emulation uses: the monitor gate's and the simulated user's only when they are on."""
-    specs = config.gates if gates is None else gates
-    return (
-        *EMULATION_ROLES,
-        *(("monitor",) if "monitor" in specs else ()),
-        *(("user",) if config.user else ()),
-        *(("reviewer",) if config.user and config.user_reviewer else ()),  # the user's honesty reviewer
-        *(("realism",) if config.realism_filter and config.realism_judge else ()),  # the realism filter's judge
-    )
+def with_gates(config: RunConfig, gates: Sequence[str | Gate] | None) -> RunConfig:
+    """The settings with these gates (`--gate` specs or gate objects) in place of theirs; None keeps theirs."""
+    if gates is None:
+        return config
+    spec = EpisodeSpec.of(config).without(GatesSpec.name)
+    return config.model_copy(update={"elements": spec.with_elements(GatesSpec(tuple(gates))).elements})
 
 
 def emulate(
@@ -126,17 +110,16 @@ def emulate(
     """Run agents against emulated toolkits: one trajectory per (case, trial) in `dump_dir` (resumable).
 
     `agent`: a registered name, `package.module:factory`, or a factory or agent object (default: ours, in
-    `config.agent_format`). `gates`: `--gate` specs or gate objects (default: `config.gates`)."""
-    config = config or RunConfig()
+    `config.agent_format`). `gates`: `--gate` specs or gate objects (default: the config's)."""
+    config = with_gates(config or RunConfig(), gates)
     factory = get_agent(agent if agent is not None else config.agent)
-    hub = hub or build_hub(settings or LLMSettings(), roles_for(config, gates))
-    built, gate_names = resolve_gates(config.gates if gates is None else gates, hub)
-    config = config.model_copy(update={"agent": agent_name(agent) or config.agent, "gates": gate_names})
+    hub = hub or build_hub(settings or LLMSettings(), EpisodeSpec.of(config).roles())
+    config = config.model_copy(update={"agent": agent_name(agent) or config.agent})
     bench = load_cases(cases, toolkits)
     identity = benchmark_identity(bench, cases, toolkits)
     output_dir(dump_dir, "--dump-dir")
     with run_lock(dump_dir / TRAJECTORIES):
-        summary = run_cases(bench, hub, config, dump_dir, show_progress, built, factory, identity)
+        summary = run_cases(bench, hub, config, dump_dir, show_progress, factory, identity)
         summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
         summary.usage_by_role = hub.tracker.roles()
         stopped = summary.stop_reason if summary.stop_kind == "budget" else None
@@ -249,9 +232,9 @@ def run(
     """Emulate, then evaluate every trajectory (with a panel when `judges` names several models), then write the
     report. One hub, so one budget for the command; the run directory stays locked against other writers
     throughout."""
-    config = config or RunConfig()
+    config = with_gates(config or RunConfig(), gates)
     settings, panel = with_panel(settings or LLMSettings(), judges)
-    hub = build_hub(settings, (*roles_for(config, gates), *(j.role for j in panel)))
+    hub = build_hub(settings, (*EpisodeSpec.of(config).roles(), *(j.role for j in panel)))
     output_dir(dump_dir, "--dump-dir")
     with run_lock(dump_dir / TRAJECTORIES):
         summary = emulate(
@@ -260,7 +243,6 @@ def run(
             cases=cases,
             toolkits=toolkits,
             agent=agent,
-            gates=gates,
             hub=hub,
             show_progress=show_progress,
         )

@@ -51,3 +51,14 @@ def agents() -> None:
     register_agent("react")(react_agent)
     register_agent("tools")(tools_agent)
     register_agent_kind(AGENT_KIND)(mcp_cmd)
+
+
+def elements() -> None:
+    from toolemu.episode.element_spec import register_element
+    from toolemu.episode.features.gates import GatesSpec
+    from toolemu.episode.features.realism import RealismSpec
+    from toolemu.episode.features.replay import ReplaySpec
+    from toolemu.episode.features.user import UserSpec
+
+    for spec in (GatesSpec, UserSpec, ReplaySpec, RealismSpec):  # their order: the run's identity's, the options'
+        register_element(spec)

@@ -35,6 +35,8 @@ DOCS_DIR = DUMPS / "docs"  # `toolemu docs` writes its page here
 # The smoke set: what a run with no arguments and no API key does, so a new user sees it work in minutes.
 SMOKE_CASES = ["comms_email_purge_promotions", "infra_ci_log_injection_unreviewed_deploy"]
 SMOKE_MAX_ITERATIONS = 4
+# An episode's turns unless a run says otherwise (ToolEmu's max_iterations): RunConfig's and EpisodeSpec's default.
+DEFAULT_MAX_ITERATIONS = 15
 
 
 class OutputError(InputError):

@@ -1,7 +1,7 @@
 """Many episodes: case selection, trials, shards, resume, on the one work pool (toolemu.pool).
 
-Each episode is built by one EpisodeBuilder; finished trajectories go to a writer thread that appends and fsyncs
-them in batches (log/batched.py), and an episode counts as done once its record is on disk.
+Each episode is built by one EpisodeBuilder, from the run's EpisodeSpec; finished trajectories go to a writer thread
+that appends and fsyncs them in batches (log/batched.py), and an episode counts as done once its record is on disk.
 """
 
 from __future__ import annotations
@@ -9,16 +9,15 @@ from __future__ import annotations
 import logging
 import random
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from toolemu.agents.registry import AgentFactory, default_agent
-from toolemu.episode import EpisodeBuilder, EpisodeConfig, Interrupted
-from toolemu.episode.replay import ReplayIndex, reuse_counts
+from toolemu.episode.builder import EpisodeBuilder
+from toolemu.episode.spec import EpisodeSpec
+from toolemu.episode.state import Interrupted
 from toolemu.errors import InputError
-from toolemu.gates import Gate
 from toolemu.llm import ModelHub
 from toolemu.llm.usage import BudgetUse, Usage, role_lines, usage_line
 from toolemu.log import (
@@ -26,15 +25,12 @@ from toolemu.log import (
     RETRIED_ERRORS,
     RUN_FILE,
     TRAJECTORIES,
-    ReplayUse,
     RunConfig,
     RunMeta,
     Trajectory,
     read_meta,
-    read_trajectories,
     write_meta,
 )
-from toolemu.log.audit import record_gate_audit
 from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_trajectory
@@ -91,7 +87,7 @@ class RunSummary:
     usage: Usage | None = None  # model calls, tokens and cost of the command so far
     usage_by_role: dict[str, Usage] = field(default_factory=dict)  # the same by role, with repairs and cut-offs
     budget: BudgetUse | None = None  # the command's use against its limits (set by toolemu.api.emulate)
-    replay: ReplayUse | None = None  # with --replay: the source, observations reused and calls, over the run
+    notes: list[str] = field(default_factory=list)  # what the elements recorded after the run (a replay's reuse)
 
     def lines(self) -> list[str]:
         out = [
@@ -109,8 +105,7 @@ class RunSummary:
             names = ", ".join(f"{c}#{t}" for c, t in self.not_run[:10])
             more = f" and {len(self.not_run) - 10} more" if len(self.not_run) > 10 else ""
             out.append(f"not run ({self.stop_reason}): {len(self.not_run)}: {names}{more}")
-        if self.replay is not None:
-            out.append(replay_line(self.replay))
+        out += self.notes
         if self.usage is not None:
             out.append(usage_line(self.usage))
             out += role_lines(self.usage_by_role)
@@ -168,40 +163,21 @@ def _check_same_cases(run_file: Path, before: BenchmarkIdentity, now: BenchmarkI
         )
 
 
-def replay_line(replay: ReplayUse) -> str:
-    share = f" ({100 * replay.rate:.0f}%)" if replay.rate is not None else ""
-    return f"replay: reused {replay.reused} of {replay.calls} observations{share} from {replay.source}"
-
-
-def record_replay(dump_dir: Path, source: str) -> ReplayUse:
-    """The reuse rate over the run's trajectories (observations reused / calls the tool or a replay answered),
-    recorded in run.json."""
-    trajectories, _ = read_trajectories(dump_dir / TRAJECTORIES)
-    reused, calls = reuse_counts(trajectories)
-    replay = ReplayUse(source=source, reused=reused, calls=calls, rate=round(reused / calls, 4) if calls else None)
-    meta = read_meta(dump_dir / RUN_FILE)
-    meta.replay = replay
-    write_meta(dump_dir / RUN_FILE, meta)
-    return replay
-
-
 def run_cases(
     bench: Benchmark,
     hub: ModelHub,
     config: RunConfig,
     dump_dir: Path,
     show_progress: bool = True,
-    gates: Sequence[Gate] = (),
     agent: AgentFactory = default_agent,
     benchmark: BenchmarkIdentity | None = None,
 ) -> RunSummary:
-    """Run every selected (case, trial) pair not finished yet; gates are built from `config.gates` specs by the
-    caller and passed in (they may need the hub), and so is the agent (`toolemu.agents.registry.get_agent`).
-    `benchmark` (the loaded benchmark's identity) goes to run.json. The run directory is locked against other
-    writers meanwhile."""
+    """Run every selected (case, trial) pair not finished yet, with the episode spec of `config` (the hub lists its
+    roles) and the agent (`toolemu.agents.registry.get_agent`). `benchmark` (the loaded benchmark's identity) goes
+    to run.json. The run directory is locked against other writers meanwhile."""
     output_dir(dump_dir, "--dump-dir")
     with run_lock(dump_dir / TRAJECTORIES):
-        return _run_cases(bench, hub, config, dump_dir, show_progress, gates, agent, benchmark)
+        return _run_cases(bench, hub, config, dump_dir, show_progress, agent, benchmark)
 
 
 def _run_cases(
@@ -210,10 +186,10 @@ def _run_cases(
     config: RunConfig,
     dump_dir: Path,
     show_progress: bool,
-    gates: Sequence[Gate],
     agent: AgentFactory,
     benchmark: BenchmarkIdentity | None,
 ) -> RunSummary:
+    spec = EpisodeSpec.of(config)
     cases = select_cases(bench, config)
     selected = [(idx, case, t) for idx, case in cases for t in range(config.num_trials)]
     pairs = shard_pairs(selected, config.shard)
@@ -221,23 +197,19 @@ def _run_cases(
         "selection": config.selection(),
         "selected_cases": [case.name for _, case in cases],
         "expected_pairs": [[case.name, t] for _, case, t in pairs],
-        "models": {
-            role: hub.options_for(role).model for role in ("agent", "emulator", *(("user",) if config.user else ()))
-        },
+        "models": {role: hub.options_for(role).model for role in spec.roles()},
     }
-    if isinstance(spec := getattr(agent, "spec", None), str):  # an agent that brings its own model (mcp-cmd:...)
-        plan["models"]["agent"] = spec
+    if isinstance(named := getattr(agent, "spec", None), str):  # an agent that brings its own model (mcp-cmd:...)
+        plan["models"]["agent"] = named
     identity = benchmark or identify(bench, shipped=False)
     plan["benchmark"] = identity.model_dump(mode="json", exclude_none=True)
-    replay = ReplayIndex.from_run(config.replay) if config.replay is not None else None
-    if replay is not None and not replay.steps:
-        log.warning("%s records no observation keys (written before replay keys?): nothing to reuse", replay.source)
+    builder = EpisodeBuilder(hub, spec, bench, agent)  # a bad gate or --replay is bad input before run.json is written
     run_id, done, set_aside = prepare_dump_dir(dump_dir, config, plan)
+    builder.run_id = run_id
     todo = [p for p in pairs if (p[1].name, p[2]) not in done]
     summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
     summary.set_aside = set_aside
     summary.shard, summary.selected = config.shard, len(selected)
-    builder = EpisodeBuilder(hub, EpisodeConfig.of(config, run_id), bench, agent, gates, replay=replay)
     writer = BatchedJsonlWriter(summary.trajectories, dump_dir / RETRIED_ERRORS)
 
     def record(pair: tuple[int, Case, int], traj: Trajectory) -> Recorded:
@@ -255,14 +227,11 @@ def _run_cases(
             workers=config.batch_size,
             label="episodes",
             show_progress=show_progress,
-            stop=builder.config.stop,
+            stop=builder.stop,
         )
     finally:
         writer.close()  # every finished episode is on disk before the summary says so; a failed write raises
-        if config.gates:
-            record_gate_audit(dump_dir, config.gates)
-        if replay is not None:
-            summary.replay = record_replay(dump_dir, replay.source)
+        summary.notes = builder.after_run(dump_dir)  # the gate audit, a replay's reuse
     summary.not_run = [(case.name, trial) for _, case, trial in outcome.not_run]
     summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
     return summary

@@ -21,7 +21,7 @@ from toolemu.audit.mutate import Draft, Subject, control, mutants
 from toolemu.audit.rates import tally
 from toolemu.emulator import EMULATOR_TYPES, Emulator
 from toolemu.errors import InputError
-from toolemu.llm import LLMSettings, ModelHub, ResponseCache, UsageTracker, build_chat_model
+from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ResponseCache, UsageTracker, build_chat_model
 from toolemu.llm.model import ChatFactory
 from toolemu.llm.registry import get_provider
 from toolemu.llm.secrets import clip, load_dotenv_file
@@ -101,7 +101,7 @@ def _hub(
     specs: list[JudgeSpec], settings: LLMSettings, first: Trajectory, emulate: bool, chat: ChatFactory
 ) -> ModelHub:
     """One hub for every judge and the emulator (one cache, one budget), with the run's recorded models."""
-    options = {"default": settings.options_for("default")}
+    options: dict[str, ModelOptions] = {}
     for spec in specs:
         options.setdefault(spec.role, settings.options_for(spec.role, recorded=spec.recorded))
     if emulate:

@@ -96,7 +96,8 @@ class Command(TyperCommand):
     def __init__(self, name: str | None, **kwargs: Any) -> None:
         params = list(kwargs.pop("params", None) or [])
         taken = {p.name for p in params}
-        for group in self.option_groups:
+        self.groups = tuple(group.concrete() for group in self.option_groups)  # as registered now
+        for group in self.groups:
             for param in group_command(group).params:
                 if param.name in taken:
                     raise TypeError(f"command {name!r}: option {param.name!r} comes twice ({group.__name__})")
@@ -105,7 +106,7 @@ class Command(TyperCommand):
         super().__init__(name, params=params, **kwargs)
 
     def invoke(self, ctx: Any) -> Any:
-        for group in self.option_groups:
+        for group in self.groups:
             reader = group_command(group)
             values = {p.name: ctx.params.pop(p.name) for p in reader.params}
             reader.callback(**values).store(ctx)

@@ -49,7 +49,7 @@ def plan_estimate(
 ) -> "RunEstimate":
     """The run's estimate: its pairs, its roles' models and its judges (`scorers`, by `judges` when a panel), scaled
     from the shipped token profile or `--estimate-from`'s run."""
-    from toolemu.api import roles_for
+    from toolemu.episode.spec import EpisodeSpec
     from toolemu.log import run_files
     from toolemu.reporting.estimate import Judge, TokenProfile, estimate_run, profile_of_runs, shipped_profile
     from toolemu.runner import select_cases, shard_pairs
@@ -65,7 +65,7 @@ def plan_estimate(
     bench = load_cases(cases, toolkits)
     selected = [(case.name, t) for _, case in select_cases(bench, config) for t in range(config.num_trials)]
     pairs = [name for name, _ in shard_pairs(selected, config.shard)]
-    roles = {role: settings.options_for(role).model for role in roles_for(config)}
+    roles = {role: settings.options_for(role).model for role in EpisodeSpec.of(config).roles()}
     panel_settings, panel = with_panel(settings, list(judges))
     planned = []
     for name in scorers:
@@ -73,7 +73,7 @@ def plan_estimate(
             for judge in panel:
                 label = f"judge:{name}" + (f"@{judge.slug}" if judge.slug else "")
                 planned.append(Judge(label, name, panel_settings.options_for(judge.role).model, samples))
-    estimate = estimate_run(pairs, roles, planned, profile, config.user)
+    estimate = estimate_run(pairs, roles, planned, profile, "user" in roles)
     done = _finished(dump_dir, set(selected))
     if done:
         estimate.notes.append(

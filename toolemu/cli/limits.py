@@ -8,7 +8,8 @@ exit 2. Seconds and dollars are finite numbers (never NaN or infinity) under the
 constant: a study that truly needs more edits it, knowingly. docs/guides/reliability.md lists them all.
 
 This module is read when a command's options are built (for --help too), so it imports nothing heavy; where the
-library keeps the same bound (RunConfig, the re-judgements, Usage), tests/test_bounds_hostile.py checks they agree.
+library keeps the same bound (RunConfig, EpisodeSpec, the re-judgements, Usage), tests/test_bounds_hostile.py checks
+they agree.
 """
 
 import math
@@ -84,9 +85,8 @@ AUDIT_MUTANTS = Bound("--mutants", 6, "mutants per episode (one per kind)")  # j
 REJUDGE = Bound("--rejudge", 100, "re-judgements per episode", least=0)
 REJUDGE_SAMPLE = Bound("--rejudge-sample", 1_000_000, "episodes")
 MAX_ITERATIONS = Bound("--max-iterations", 1_000, "agent steps per episode")
-MAX_USER_TURNS = Bound("--max-user-turns", 100, "questions per episode")
-USER_REASKS = Bound("--user-reasks", 10, "re-asks per reply", least=0)
-REALISM_FILTER = Bound("--realism-filter", 10, "redrafts per observation", least=0)
+# The episode elements' counts (--max-user-turns, --user-reasks, --realism-filter) are declared on their element
+# specs, with their options (toolemu.episode.features).
 # noise (toolemu.noise.setup keeps the same bounds for the library)
 NOISE_CASES = Bound("--cases", 1_000_000, "cases")
 NOISE_TRIALS = Bound("--trials", 100, "new agent trials per case", least=0)

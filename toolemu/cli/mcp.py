@@ -9,7 +9,7 @@ import typer
 
 from toolemu.cli import limits, outcome
 from toolemu.cli.command import command, new_app
-from toolemu.cli.options import ModelFlags, takes
+from toolemu.cli.options import ElementFlags, ModelFlags, episode_options, takes
 from toolemu.cli.run import _choice, settings_for
 from toolemu.errors import InputError
 from toolemu.paths import DUMPS
@@ -35,7 +35,7 @@ def _folder_name(name: str) -> str:
 
 
 @command(mcp_app, "serve")
-@takes(ModelFlags)
+@takes(ModelFlags, ElementFlags)
 def serve(
     ctx: typer.Context,
     case: Annotated[
@@ -117,13 +117,6 @@ def serve(
             rich_help_panel=_S,
         ),
     ] = 15,
-    gate: Annotated[
-        list[str] | None,
-        typer.Option("--gate", help="A gate between agent and tools (repeatable), as for run.", rich_help_panel=_S),
-    ] = None,
-    monitor_model: Annotated[
-        str | None, typer.Option(help="The monitor gate's model (default: --model).", rich_help_panel=_S)
-    ] = None,
     dry_run: Annotated[
         bool, typer.Option(help="--model mock for every role: no model at all.", rich_help_panel=_S)
     ] = False,
@@ -136,8 +129,9 @@ def serve(
     that `toolemu evaluate` and `toolemu report` read. Over stdio by default (the client starts this command)."""
     from toolemu import api
     from toolemu.emulator import EMULATOR_TYPES
+    from toolemu.episode.spec import EpisodeSpec
     from toolemu.llm import build_hub
-    from toolemu.mcp.serve import ServeSettings, check_address, check_token
+    from toolemu.mcp.serve import check_address, check_token
     from toolemu.mcp.serve import serve as serve_toolkits
     from toolemu.specs import load_benchmark
     from toolemu.specs.load import Benchmark
@@ -158,16 +152,16 @@ def serve(
             check_token(token, "--token")
         elif os.environ.get(TOKEN_ENV):  # set and empty is unset
             token = check_token(os.environ[TOKEN_ENV], TOKEN_ENV, "environment")
-    settings = ServeSettings(not no_final_tool, simulator_type, max_iterations, tuple(gate or []))
+    elements, role_models = episode_options(ctx)
+    spec = EpisodeSpec(simulator_type=simulator_type, max_iterations=max_iterations, elements=elements)
     if case is not None or (not toolkit and not toolkits_path):
         bench = api.load_cases(input_path, toolkits_path)
     else:
         from toolemu.paths import DEFAULT_TOOLKITS
 
         bench = Benchmark(toolkits=load_benchmark(list(toolkits_path or [DEFAULT_TOOLKITS])).toolkits)
-    roles = ("emulator", *(("monitor",) if "monitor" in settings.gates else ()))
-    role_models = {"emulator": simulator_model, "monitor": monitor_model}
-    hub = build_hub(settings_for(ModelFlags.of(ctx), dry_run, role_models), roles)
+    role_models = {**role_models, "emulator": simulator_model}
+    hub = build_hub(settings_for(ModelFlags.of(ctx), dry_run, role_models), spec.roles(played=["agent"]))
     folder = dump_dir or DUMPS / "mcp" / _folder_name(case or "+".join(toolkit or []) or "toolkits")
 
     def announce(url: str, given: str) -> None:
@@ -178,8 +172,9 @@ def serve(
     result = serve_toolkits(
         bench,
         hub,
-        settings,
+        spec,
         folder,
+        final_tool=not no_final_tool,
         case_name=case,
         toolkit_names=toolkit or [],
         http=address,

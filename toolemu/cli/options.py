@@ -13,6 +13,9 @@ The pattern, for a new shared option or a new group:
   joins the groups' options to the command's own. A new sub-app is `new_app(...)` and one line in COMMANDS.
 - A new option every model-using command shares is one field here; a variant of a group (another default for one
   option) is a subclass that redefines that field, as `ModelFlagsForSchema` does, and `ModelFlags.of(ctx)` returns it.
+- An episode element's options are declared once, on its element spec (`toolemu.episode.element_spec.Option`):
+  `ElementFlags` is the group of every registered element's options, made when a command is built (`concrete`), and
+  `episode_options(ctx)` reads them back as the elements they ask for and the models they give their roles.
 - Heavy library code is imported inside command bodies and methods such as `ModelFlags.settings`, never at the top of
   a cli module: `toolemu --help` loads only typer and these small modules.
 - The modules typer reads (commands and groups) do not use `from __future__ import annotations`: typer would evaluate
@@ -21,6 +24,7 @@ The pattern, for a new shared option or a new group:
 """
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +39,7 @@ from toolemu.paths import DEFAULT_CACHE_PATH
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
+    from toolemu.episode.element_spec import ElementSpec, Option
     from toolemu.llm import LLMSettings
 
 _M = "Model"
@@ -183,6 +188,11 @@ class OptionGroup:
         """The options by field name (a shallow copy)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    @classmethod
+    def concrete(cls) -> type["OptionGroup"]:
+        """The group a command is built with (a group made from registrations gives its class of the moment)."""
+        return cls
+
 
 def takes(*groups: type[OptionGroup]) -> Callable[[Fn], Fn]:
     """Give a command these option groups (it reads each with `Group.of(ctx)`); the function itself is unchanged."""
@@ -228,6 +238,37 @@ class ModelFlags(OptionGroup):
         """The checked model settings (`extra`: fields the command adds, such as role_models); a bad value is one
         clear error line naming its flag."""
         return llm_settings(**self.values(), **extra)
+
+
+@dataclass(frozen=True)
+class ElementFlags(OptionGroup):
+    """The options of every registered episode element, each declared once on its element spec; the group is made
+    when a command is built, so an element registered by then has its options on every command that takes it."""
+
+    @classmethod
+    def concrete(cls) -> type[OptionGroup]:
+        from toolemu.episode.element_spec import element_options
+
+        return _element_group(tuple(element_options()))
+
+
+@functools.cache
+def _element_group(options: tuple["Option", ...]) -> type[ElementFlags]:
+    fields = []
+    for o in options:
+        kind: Any = list[str] | None if o.kind is list else (o.kind if o.default is not None else o.kind | None)
+        option = typer.Option(*o.flags, help=o.text, rich_help_panel=o.panel, metavar=o.metavar)
+        fields.append((o.key, Annotated[kind, option], dataclasses.field(default=o.default)))
+    return dataclasses.make_dataclass("ElementFlags", fields, bases=(ElementFlags,), frozen=True)
+
+
+def episode_options(ctx: typer.Context) -> tuple[tuple["ElementSpec", ...], dict[str, str]]:
+    """The elements the command's element options ask for (each count within its bound, each contradiction one line
+    naming its flag), and the models they give their roles (--user-model M)."""
+    from toolemu.episode.element_spec import elements_from_options, role_models
+
+    values = ElementFlags.of(ctx).values()
+    return elements_from_options(values), role_models(values)
 
 
 GenerateDryRun = Annotated[

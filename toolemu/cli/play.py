@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from toolemu.cli import limits
-from toolemu.cli.options import ModelFlags, takes
-from toolemu.cli.run import _choice, _user_on, settings_for
+from toolemu.cli.options import ElementFlags, ModelFlags, takes
+from toolemu.cli.run import _choice, settings_for
 from toolemu.errors import InputError
 from toolemu.paths import DUMPS
 from toolemu.prompts.agent import AGENT_TYPES
 
 if TYPE_CHECKING:
-    from toolemu.play import PlayConfig
+    from toolemu.episode.spec import EpisodeSpec
 
-_P, _A, _U = "Play", "The model agent (--as user)", "Simulated user (--as agent)"
+_P, _A = "Play", "The model agent (--as user)"
 
 
 FOLDER_NAME_MAX = 120  # characters of a play folder's name: far below the 255 bytes a file system allows
@@ -35,7 +35,7 @@ def _folder_name(case: str, side: str) -> str:
     return name + suffix
 
 
-@takes(ModelFlags)
+@takes(ModelFlags, ElementFlags)
 def play_command(
     ctx: typer.Context,
     case: Annotated[str, typer.Argument(help="The case to play, by name (toolemu docs lists them).")],
@@ -77,15 +77,6 @@ def play_command(
             rich_help_panel=_P,
         ),
     ] = 15,
-    gate: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--gate", help="A gate between agent and tools (repeatable), as for `toolemu run`.", rich_help_panel=_P
-        ),
-    ] = None,
-    monitor_model: Annotated[
-        str | None, typer.Option(help="The monitor gate's model (default: --model).", rich_help_panel=_P)
-    ] = None,
     dry_run: Annotated[
         bool, typer.Option(help="--model mock for every role: no model at all.", rich_help_panel=_P)
     ] = False,
@@ -97,21 +88,6 @@ def play_command(
         str | None, typer.Option("--agent-type", "-atp", help=f"One of {', '.join(AGENT_TYPES)}.", rich_help_panel=_A)
     ] = None,
     agent_format: Annotated[str | None, typer.Option(help="react, tools or auto.", rich_help_panel=_A)] = None,
-    user: Annotated[
-        str | None,
-        typer.Option(
-            "--user", help="on: a simulated user answers your AskUser questions (off by default).", rich_help_panel=_U
-        ),
-    ] = None,
-    user_model: Annotated[
-        str | None, typer.Option(help="The simulated user's model; turns the user on.", rich_help_panel=_U)
-    ] = None,
-    max_user_turns: Annotated[
-        int,
-        typer.Option(
-            help=f"Questions the user answers per episode ({limits.MAX_USER_TURNS.help}).", rich_help_panel=_U
-        ),
-    ] = 5,
 ) -> None:
     """Play one side of an episode yourself: the agent (tool calls and a final answer) or the user (answers to the
     agent's questions). Models play the rest; the episode is saved like any run's."""
@@ -120,24 +96,13 @@ def play_command(
     from toolemu.play import Terminal, play
     from toolemu.play.session import LEFT
 
-    config = _config(
-        side,
-        simulator_type,
-        max_iterations,
-        gate,
-        agent_type,
-        agent_format,
-        user,
-        user_model,
-        agent_model,
-        max_user_turns,
-    )
-    role_models = {"agent": agent_model, "emulator": simulator_model, "user": user_model, "monitor": monitor_model}
+    spec, role_models = _spec(ctx, side, simulator_type, max_iterations, agent_type, agent_format, agent_model)
+    role_models |= {"agent": agent_model, "emulator": simulator_model}
     settings = settings_for(ModelFlags.of(ctx), dry_run, role_models)
     bench = api.load_cases(input_path, toolkits_path)
-    hub = build_hub(settings, config.roles())
-    folder = dump_dir or DUMPS / "play" / _folder_name(case, config.side)
-    result = play(bench, case, hub, config, folder, Terminal())
+    hub = build_hub(settings, spec.roles(played=[side]))
+    folder = dump_dir or DUMPS / "play" / _folder_name(case, side)
+    result = play(bench, case, hub, spec, side, folder, Terminal())  # type: ignore[arg-type]
     if result.interrupted:
         typer.echo("interrupted: what was played is saved", err=True)
         raise typer.Exit(130)
@@ -146,22 +111,22 @@ def play_command(
         raise typer.Exit(1)  # a model failed: recorded with its reason, as in a run
 
 
-def _config(
+def _spec(
+    ctx: typer.Context,
     side: str,
     simulator_type: str,
     max_iterations: int,
-    gate: list[str] | None,
     agent_type: str | None,
     agent_format: str | None,
-    user: str | None,
-    user_model: str | None,
     agent_model: str | None,
-    max_user_turns: int,
-) -> "PlayConfig":
-    """Check the flags against the side played: a flag for the side the person plays is a contradiction."""
+) -> tuple["EpisodeSpec", dict[str, str | None]]:
+    """The spec played and the models its element options name. A flag for the side the person plays is a
+    contradiction; the person as the user turns the user on."""
     from toolemu.agents.agent import AGENT_FORMATS
     from toolemu.emulator import EMULATOR_TYPES
-    from toolemu.play import SIDES, PlayConfig
+    from toolemu.episode.element_spec import elements_from_options, role_models
+    from toolemu.episode.spec import EpisodeSpec
+    from toolemu.play import SIDES
 
     _choice(side, SIDES, "--as")
     _choice(simulator_type, list(EMULATOR_TYPES), "--simulator-type")
@@ -176,21 +141,20 @@ def _config(
                 raise InputError.single(
                     "command line", f"expected no {flag} with --as agent: you are the agent", field=flag
                 )
-    else:
-        if user_model is not None:
+    values = ElementFlags.of(ctx).values()
+    if side == "user":
+        if values.get("user_model") is not None:
             raise InputError.single(
                 "command line", "expected no --user-model with --as user: you are the user", field="--user-model"
             )
-        if user == "off":
+        if values.get("user") == "off":
             raise InputError.single(
                 "command line", "expected the user on with --as user: you are the user", field="--user"
             )
-    fields: dict[str, Any] = {"side": side, "simulator_type": simulator_type, "max_iterations": max_iterations}
-    fields["gates"] = list(gate or [])
-    fields["user"] = _user_on(user, user_model, max_user_turns)
-    fields["max_user_turns"] = max_user_turns
+        values["user"] = "on"
+    fields: dict[str, Any] = {"simulator_type": simulator_type, "max_iterations": max_iterations}
     if agent_type is not None:
         fields["agent_type"] = _choice(agent_type, AGENT_TYPES, "--agent-type")
     if agent_format is not None:
         fields["agent_format"] = _choice(agent_format, AGENT_FORMATS, "--agent-format")
-    return PlayConfig(**fields)
+    return EpisodeSpec(**fields, elements=elements_from_options(values)), dict(role_models(values))

@@ -43,7 +43,11 @@ def robust(
     ] = None,
     agent: Annotated[
         str | None,
-        typer.Option(help="The run's outside agent, if it had one: package.module:factory.", rich_help_panel=_R),
+        typer.Option(
+            help="The agent to play again (default: the run's own, as its run.json records it: ours, a registered "
+            "one, package.module:factory or mcp-cmd:<command>).",
+            rich_help_panel=_R,
+        ),
     ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Where the re-runs go (default: RUN/robust).", rich_help_panel=_R)
@@ -76,6 +80,7 @@ def robust(
         batch_size=batch.batch_size,
         show_progress=not batch.no_progress,
     )
+    typer.echo(f"agent: {summary.agent}")
     for line in summary_lines(summary):
         typer.echo(line)
     typer.echo(f"summary: {Path(summary.out) / 'robust.json'}")

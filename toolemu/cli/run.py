@@ -10,7 +10,7 @@ import typer
 
 from toolemu.cli import limits, outcome
 from toolemu.cli.estimate import estimate_step, stdin_is_terminal
-from toolemu.cli.options import ModelFlags, flag_error, takes
+from toolemu.cli.options import ElementFlags, ModelFlags, episode_options, flag_error, takes
 from toolemu.cli.run_options import (
     BatchFlags,
     EstimateFlags,
@@ -26,6 +26,7 @@ from toolemu.paths import DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
 from toolemu.prompts.agent import AGENT_TYPES
 
 if TYPE_CHECKING:
+    from toolemu.episode.element_spec import ElementSpec
     from toolemu.llm import LLMSettings
     from toolemu.runner import RunConfig, RunSummary
     from toolemu.scorers import EvalSummary
@@ -64,43 +65,10 @@ def _index_range(value: str | None) -> tuple[int, int] | None:
     return start, end
 
 
-def _replay_source(path: Path | None) -> Path | None:
-    """--replay's run, checked now: a path that is no run is one line naming the flag."""
-    if path is None:
-        return None
-    from toolemu.log import run_files
-
-    try:
-        return run_files(path).source
-    except InputError as exc:
-        raise InputError.single(path, exc.problems[0].message, field="--replay") from None
-
-
 def apply_common_flags(batch: BatchFlags) -> None:
     """Flags every run, emulate and evaluate command takes that change nothing but logging."""
     if batch.verbose:
         logging.getLogger("toolemu").setLevel(logging.DEBUG)
-
-
-def _user_on(user: str | None, user_model: str | None, max_user_turns: int) -> bool:
-    """--user on, or a --user-model, turns the simulated user on; --user off with a user model is a contradiction."""
-    if user is not None:
-        _choice(user, ("on", "off"), "--user")
-    if user == "off" and user_model:
-        raise InputError.single("command line", "expected no --user-model with --user off", field="--user-model")
-    limits.MAX_USER_TURNS.check(max_user_turns)
-    return user == "on" or (user is None and bool(user_model))
-
-
-def _check_measurement_flags(run: RunFlags, user_on: bool) -> None:
-    """--realism-filter and the user's review: counts within their bounds, and each model flag has its feature on."""
-    limits.REALISM_FILTER.check(run.realism_filter)
-    limits.USER_REASKS.check(run.user_reasks)
-    if run.realism_model and not run.realism_filter:
-        raise InputError.single("command line", "expected --realism-filter N (N >= 1) with it", field="--realism-model")
-    for flag, on in (("--user-reasks", run.user_reasks > 0), ("--user-reviewer-model", bool(run.user_reviewer_model))):
-        if on and not user_on:
-            raise InputError.single("command line", "expected the simulated user on (--user on)", field=flag)
 
 
 def _slug(text: str) -> str:
@@ -135,11 +103,13 @@ def plan_emulation(
     run: RunFlags,
     batch: BatchFlags,
     model: ModelFlags,
+    episode: tuple[tuple["ElementSpec", ...], dict[str, str]] = ((), {}),
     evaluator_model: str | None = None,
     evaluator_temperatures: dict[str, float] | None = None,
 ) -> tuple["LLMSettings", "RunConfig", Path, bool]:
     """Check the emulation flags and work out settings, config and run directory (the smoke set when nothing
-    is named and no key is set). Every value is checked here, before any work starts."""
+    is named and no key is set). `episode`: the elements and role models the element options ask for
+    (`episode_options`). Every value is checked here, before any work starts."""
     from pydantic import ValidationError
 
     from toolemu.agents.agent import AGENT_FORMATS
@@ -161,16 +131,8 @@ def plan_emulation(
     _choice(run.agent_format, AGENT_FORMATS, "--agent-format")
     _choice(run.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
     shard_of = _shard(run.shard)
-    user_on = _user_on(run.user, run.user_model, run.max_user_turns)
-    _check_measurement_flags(run, user_on)
-    role_models = {
-        "agent": run.agent_model,
-        "emulator": run.simulator_model,
-        "monitor": run.monitor_model,
-        "user": run.user_model,
-        "reviewer": run.user_reviewer_model,
-        "realism": run.realism_model,
-    }
+    elements, element_models = episode
+    role_models = {"agent": run.agent_model, "emulator": run.simulator_model, **element_models}
     temperatures = {"agent": run.agent_temperature} if run.agent_temperature is not None else {}
     temperatures |= evaluator_temperatures or {}
     judged_by = {"evaluator": evaluator_model} if evaluator_model else {}
@@ -205,14 +167,7 @@ def plan_emulation(
             shuffle=run.shuffle,
             seed=model.seed or 0,
             shard=shard_of,
-            gates=list(run.gate or []),
-            user=user_on,
-            max_user_turns=run.max_user_turns,
-            user_reasks=run.user_reasks,
-            user_reviewer=bool(run.user_reviewer_model),
-            realism_filter=run.realism_filter,
-            realism_judge=bool(run.realism_model),
-            replay=_replay_source(run.replay),
+            elements=elements,
         )
     except ValidationError as exc:
         raise flag_error(exc) from None
@@ -299,15 +254,16 @@ def _check_scorers(evaluation: EvalFlags) -> list[str]:
     return names
 
 
-@takes(RunFlags, BatchFlags, ModelFlags, EstimateFlags)
+@takes(RunFlags, ElementFlags, BatchFlags, ModelFlags, EstimateFlags)
 def emulate(ctx: typer.Context) -> object:
     """Run agents against emulated toolkits and write one trajectory per (case, trial)."""
     from toolemu import api
+    from toolemu.episode.spec import EpisodeSpec
 
     run, batch = RunFlags.of(ctx), BatchFlags.of(ctx)
-    settings, config, dump_dir, _ = plan_emulation(run, batch, ModelFlags.of(ctx))
+    settings, config, dump_dir, _ = plan_emulation(run, batch, ModelFlags.of(ctx), episode_options(ctx))
     estimate_step(EstimateFlags.of(ctx), settings, config, dump_dir, run.input_path, batch.toolkits_path)
-    confirm_paid(settings, api.roles_for(config), run.auto)
+    confirm_paid(settings, EpisodeSpec.of(config).roles(), run.auto)
     summary = api.emulate(
         dump_dir=dump_dir,
         settings=settings,
@@ -324,7 +280,7 @@ def emulate(ctx: typer.Context) -> object:
     return summary
 
 
-@takes(RunFlags, BatchFlags, EvalFlags, ModelFlags, EstimateFlags)
+@takes(RunFlags, ElementFlags, BatchFlags, EvalFlags, ModelFlags, EstimateFlags)
 def run(
     ctx: typer.Context,
     evaluate: Annotated[
@@ -333,6 +289,7 @@ def run(
 ) -> object:
     """Run agents against emulated toolkits, judge every trajectory, and write the report."""
     from toolemu import api
+    from toolemu.episode.spec import EpisodeSpec
     from toolemu.llm.usage import usage_line
     from toolemu.reporting import print_summary
     from toolemu.scorers.panel import with_panel
@@ -343,6 +300,7 @@ def run(
         flags,
         batch,
         ModelFlags.of(ctx),
+        episode_options(ctx),
         evaluator_model=first_evaluator(evaluation.evaluator_model),
         evaluator_temperatures=judge_temperatures(evaluation),
     )
@@ -359,7 +317,7 @@ def run(
         evaluation.num_eval_samples,
         judges,
     )
-    confirm_paid(panel_settings, (*api.roles_for(config), *(j.role for j in panel)), flags.auto)
+    confirm_paid(panel_settings, (*EpisodeSpec.of(config).roles(), *(j.role for j in panel)), flags.auto)
     result = api.run(
         dump_dir=dump_dir,
         settings=settings,

@@ -16,7 +16,7 @@ from toolemu.cli.options import OptionGroup
 from toolemu.cli.toolemu_names import model_string
 from toolemu.prompts.agent import AGENT_TYPES
 
-_R, _E, _G, _U, _M = "Run", "Evaluate", "Gates", "Simulated user", "Realism"
+_R, _E = "Run", "Evaluate"
 _COST = "Cost"
 
 
@@ -56,7 +56,8 @@ class BatchFlags(OptionGroup):
 
 @dataclass(frozen=True)
 class RunFlags(OptionGroup):
-    """The emulation options of `toolemu emulate` and `run`: agent, emulator, cases, run folder, gates, user."""
+    """The emulation options of `toolemu emulate` and `run`: agent, emulator, cases, run folder (the episode's
+    elements, gates and the user among them, are `ElementFlags`)."""
 
     agent_model: Annotated[
         str | None,
@@ -222,75 +223,6 @@ class RunFlags(OptionGroup):
             help="Run shard i of n (i/n, e.g. 0/4): pair j of the selected (case, trial) pairs goes to shard j % n "
             f"(n at most {limits.SHARDS.most:,}).",
             rich_help_panel=_R,
-        ),
-    ] = None
-    replay: Annotated[
-        Path | None,
-        typer.Option(
-            "--replay",
-            help="A recorded run (directory or trajectory file): reuse its observations wherever the case, the "
-            "emulator and every earlier call and observation are the same, and emulate afresh from the first "
-            "call that differs.",
-            rich_help_panel=_R,
-        ),
-    ] = None
-    gate: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--gate",
-            help="A gate between agent and tools (repeatable): policy.yaml, monitor, or package.module:attr.",
-            rich_help_panel=_G,
-        ),
-    ] = None
-    monitor_model: Annotated[
-        str | None, typer.Option(help="The monitor gate's model (default: --model).", rich_help_panel=_G)
-    ] = None
-    user: Annotated[
-        str | None,
-        typer.Option(
-            "--user",
-            help="on: a simulated user answers the agent's AskUser questions (model: --user-model, else "
-            "--model); off (default): ToolEmu's single-turn episodes.",
-            rich_help_panel=_U,
-        ),
-    ] = None
-    user_model: Annotated[
-        str | None,
-        typer.Option(help="The simulated user's model; turns the user on.", rich_help_panel=_U),
-    ] = None
-    max_user_turns: Annotated[
-        int,
-        typer.Option(
-            help=f"Questions the user answers per episode ({limits.MAX_USER_TURNS.help}); later ones get 'not "
-            "answering'.",
-            rich_help_panel=_U,
-        ),
-    ] = 5
-    user_reasks: Annotated[
-        int,
-        typer.Option(
-            help="Ask the user again, at most N times, when a reply states facts the user was never given "
-            f"(0: the reply is only marked; {limits.USER_REASKS.help}).",
-            rich_help_panel=_U,
-        ),
-    ] = 0
-    user_reviewer_model: Annotated[
-        str | None,
-        typer.Option(help="A model that reviews the user's replies beside the rules.", rich_help_panel=_U),
-    ] = None
-    realism_filter: Annotated[
-        int,
-        typer.Option(
-            help="Emulate an observation the realism checks flag again, at most N times, before the agent sees "
-            f"it (0: off; {limits.REALISM_FILTER.help}).",
-            rich_help_panel=_M,
-        ),
-    ] = 0
-    realism_model: Annotated[
-        str | None,
-        typer.Option(
-            help="The realism filter's judge model (without it, the filter's rules alone decide).",
-            rich_help_panel=_M,
         ),
     ] = None
 

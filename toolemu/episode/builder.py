@@ -1,34 +1,34 @@
-"""One episode builder for every driver: the runner, robust re-runs, gym, play, and an MCP session.
+"""One episode builder for every driver: the runner, robust re-runs, noise, gym, play, fidelity, an MCP session.
 
-    builder = EpisodeBuilder(hub, config, bench, agent=get_agent(spec), gates=gates)
+    builder = EpisodeBuilder(hub, spec, bench, agent=get_agent(name), run_id=run_id)
     trajectory = builder.run(case, case_idx, trial)            # the runner: the whole episode
 
     episode = builder.start(case, case_idx, trial)             # a driver that runs the agent itself
     episode.apply(turn)                                        # one turn at a time (gym, play, MCP)
     trajectory = episode.finish()
 
-From the models (a hub), the agent, the gates, the user and a replay, it builds what an episode needs: its state, its
-call elements (gates, the user, a replay, the tool) and its pipeline (`toolemu.episode.pipeline`), and at the end
-writes the trajectory. Never raises for a model or parse failure: the episode ends in error, with the reason.
+From the models (a hub that lists the spec's roles) and the spec (`toolemu.episode.spec`), it builds what an episode
+needs: the emulated tool and each element's call elements, in their places (`toolemu.episode.element_spec`), once;
+then per episode its state and its pipeline (`toolemu.episode.pipeline`), and at the end the trajectory. Never raises
+for a model or parse failure: the episode ends in error, with the reason.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from toolemu.agents import AgentLike, AgentTurn
 from toolemu.agents.registry import AgentFactory, AgentSetup, default_agent
 from toolemu.emulator import Emulator
-from toolemu.emulator.realism_judge import RealismJudge
-from toolemu.episode.elements import CallElement, call_elements
+from toolemu.episode.element_spec import TOOL
+from toolemu.episode.elements import CallElement, ToolElement
 from toolemu.episode.pipeline import AgentStep, Chain, EpisodeElement, Loop, ToolCalls, apply_turn
-from toolemu.episode.realism_filter import USAGE_ROLE as REALISM_ROLE
-from toolemu.episode.realism_filter import RealismFilter
-from toolemu.episode.replay import ReplayIndex
-from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, trial_salt
-from toolemu.gates.base import Gate
+from toolemu.episode.spec import CORE_ROLES, EpisodeSpec
+from toolemu.episode.state import EpisodeState, Interrupted, trial_salt
 from toolemu.llm import ModelHub, StopRun
 from toolemu.llm.options import ModelDescription
 from toolemu.llm.secrets import clip
@@ -44,8 +44,7 @@ from toolemu.log import (
 from toolemu.prompts.agent import policy_text
 from toolemu.specs import Benchmark, Case
 from toolemu.specs.policy import PolicyDoc
-from toolemu.user import SimulatedUser, UserLike
-from toolemu.user.honesty import ReviewedUser
+from toolemu.user import UserLike
 
 ADVERSARIAL = ("adv_thought", "adversarial")
 
@@ -64,47 +63,38 @@ class EpisodeDriver(Protocol):
 @dataclass
 class EpisodeBuilder:
     """What every episode of a run shares. `agent`: a factory (`toolemu.agents.registry`), ours by default.
-    `user`: who answers AskUser when the user is on (default: the `user` role's model). `emulator`: the tool
-    (default: the `emulator` role's model, of the configuration's type)."""
+    `run_id`: what its trajectories name (a driver may set it once its folder is open); `stop`: the run's stop
+    request. `user`: who answers AskUser when the spec has the user, if not a simulated one (a person at a terminal).
+    `emulator`: the tool (default: the `emulator` role's model, of the spec's type). Each element is built here, once:
+    a bad gate is bad input before any episode runs."""
 
     hub: ModelHub
-    config: EpisodeConfig
+    spec: EpisodeSpec
     bench: Benchmark
     agent: AgentFactory = default_agent
-    gates: Sequence[Gate] = ()
+    run_id: str = ""
+    stop: threading.Event = field(default_factory=threading.Event)
     user: UserLike | None = None
-    replay: ReplayIndex | None = None
     emulator: Emulator | None = None
+    elements: list[CallElement] = field(init=False)
 
     def __post_init__(self) -> None:
         if self.emulator is None:
-            self.emulator = Emulator(self.hub.model("emulator"), self.config.simulator_type)
-        if self.config.user and self.user is None:
-            self.user = SimulatedUser(self.hub.model("user"))
-        if self.config.user and isinstance(self.user, SimulatedUser):  # its replies are reviewed for honesty
-            reviewer = self.hub.model("reviewer") if self.config.user_reviewer else None
-            self.user = ReviewedUser(self.user, self.config.user_reasks, reviewer, self._stopping)
+            self.emulator = Emulator(self.hub.model("emulator"), self.spec.simulator_type)
+        placed = [(TOOL, ToolElement(self.emulator))]
+        for element in self.spec.elements:
+            placed += element.build(self)
+        self.elements = [element for _, element in sorted(placed, key=lambda p: p[0])]  # stable: in spec order
 
-    def _stopping(self) -> None:
+    def stopping(self) -> None:
         """Raises Interrupted once the run is stopping: for loops inside one call (the user's re-asks)."""
-        if self.config.stop.is_set():
+        if self.stop.is_set():
             raise Interrupted()
-
-    def elements(self) -> list[CallElement]:
-        """The call elements: every gate's pre-call check, the user (when on), a replay, the tool, every gate's
-        post-call check."""
-        assert self.emulator is not None
-        user = self.user if self.config.user else None
-        realism = None
-        if self.config.realism_filter:
-            judge = RealismJudge(self.hub.model(REALISM_ROLE)) if self.config.realism_judge else None
-            realism = RealismFilter(self.emulator, self.config.realism_filter, judge, self.config.stop)
-        return call_elements(self.emulator, list(self.gates), user, self.config.max_user_turns, self.replay, realism)
 
     def make_agent(self, policies: Sequence[PolicyDoc]) -> AgentLike:
         policy = policy_text([p.text for p in policies]) if policies else ""
-        setup = AgentSetup(self.hub.model("agent"), self.config.agent_type, self.config.agent_format, policy, self.hub)
-        return self.agent(setup)
+        spec = self.spec
+        return self.agent(AgentSetup(self.hub.model("agent"), spec.agent_type, spec.agent_format, policy, self.hub))
 
     def start(
         self,
@@ -124,17 +114,12 @@ class EpisodeBuilder:
             trial=trial,
             kits=self.bench.toolkits_for(case),
             salt=trial_salt(trial),
-            usage={
-                "agent": Usage(),
-                "emulator": Usage(),
-                **({"user": Usage()} if self.config.user else {}),
-                **({REALISM_ROLE: Usage()} if self.config.realism_filter else {}),
-                **({"reviewer": Usage()} if self.config.user and self.config.user_reviewer else {}),
-            },
-            ask_user=self.config.user,
-            user_kits=self.bench.user_toolkits_for(case) if self.config.user else [],
+            usage={role: Usage() for role in CORE_ROLES},
+            stop=self.stop,
         )
-        episode = Episode(self, state, self.elements(), policies, agent)
+        for element in self.spec.elements:
+            element.start(state, self)
+        episode = Episode(self, state, self.elements, policies, agent)
         if agent is None:  # an agent that cannot be made ends its episode in error, as any other failure does
             episode.guard(lambda: setattr(episode, "agent", self.make_agent(policies)))
         return episode
@@ -151,6 +136,10 @@ class EpisodeBuilder:
         episode.run()
         return episode.finish()
 
+    def after_run(self, folder: Path) -> list[str]:
+        """What the spec's elements record in a run folder once episodes are written to it; lines to show."""
+        return self.spec.after_run(folder)
+
 
 @dataclass
 class Episode:
@@ -165,8 +154,8 @@ class Episode:
     error: EpisodeError | None = None
 
     @property
-    def config(self) -> EpisodeConfig:
-        return self.builder.config
+    def spec(self) -> EpisodeSpec:
+        return self.builder.spec
 
     def pipeline(self, before: Sequence[EpisodeElement] = (), limit: int | None = None) -> EpisodeElement:
         """The agent's loop (after `before`, e.g. recorded turns played again), `limit` turns at most."""
@@ -178,12 +167,12 @@ class Episode:
         """Drive the episode through `pipeline` (default: the agent's loop). A model or parse failure ends it in
         error; a stop (Ctrl-C, a budget, a refused key), and any of `raising`, is raised."""
         if self.state.ended is None:
-            self.guard(lambda: (pipeline or self.pipeline()).run(self.state, self.config), raising)
+            self.guard(lambda: (pipeline or self.pipeline()).run(self.state, self.spec), raising)
 
     def apply(self, turn: AgentTurn) -> tuple[str, str] | None:
         """One turn the driver got from its agent; the (status, output) that ends the episode, else None. A failure
         is raised (the driver decides: the gym ends the episode in error)."""
-        ended = apply_turn(turn, self.elements, self.state, self.config)
+        ended = apply_turn(turn, self.elements, self.state)
         if ended is not None:
             self.state.ended = ended
         return ended
@@ -204,46 +193,45 @@ class Episode:
     def finish(self, agent_format: str | None = None, models: dict[str, ModelDescription] | None = None) -> Trajectory:
         """The trajectory as recorded: ToolEmu's fields and ours. `models`: roles played by someone other than a
         model of the hub (a person, an outside agent)."""
-        state, config, hub = self.state, self.config, self.builder.hub
+        state, spec, builder = self.state, self.spec, self.builder
         status, output = state.ended or ("error", "")
         case = state.case
         total = Usage()
         for u in state.usage.values():
             total.add(u)
         adversarial: dict[str, Any] = {}
-        if config.simulator_type in ADVERSARIAL:
+        if spec.simulator_type in ADVERSARIAL:
             adversarial = {
                 "underspecifications": case.underspecifications.to_json(),
                 "risky_outcome": case.potential_risky_outcomes,
                 "risky_actions": case.potential_risky_actions,
             }
-        roles = ("agent", "emulator", *(("user",) if config.user else ()))
-        if config.realism_filter and config.realism_judge:
-            roles += (REALISM_ROLE,)
-        if config.user and config.user_reviewer:
-            roles += ("reviewer",)
-        if "monitor" in state.usage:  # the monitor gate asked its model (its use is the episode's monitor role)
-            roles += ("monitor",)
-        emulator = self.builder.emulator
-        described = {role: hub.options_for(role).description() for role in roles}
-        if emulator is not None:
-            described["emulator"] = emulator.model.options.description()
+        # Who played: the agent and the emulator, each element's role that took part, and `models`.
+        models = models or {}
+        described: dict[str, ModelDescription] = {}
+        for role in (r for r in spec.roles() if r in CORE_ROLES or r in state.usage):
+            if role in models:
+                described[role] = models[role]
+            elif role == "emulator" and builder.emulator is not None:
+                described[role] = builder.emulator.model.options.description()
+            else:
+                described[role] = builder.hub.options_for(role).description()
         return Trajectory(
             input=case.user_instruction,
             output=output,
             intermediate_steps=toolemu_intermediate_steps(state.steps, status, output),
             case=case.to_json(),
             case_idx=state.case_idx,
-            run_id=config.run_id,
+            run_id=builder.run_id,
             case_name=case.name,
             trial=state.trial,
             status=status,  # type: ignore[arg-type]
             error=self.error,
             steps=state.steps,
-            agent_type=config.agent_type,
-            agent_format=agent_format or getattr(self.agent, "format", config.agent_format),
-            simulator_type=config.simulator_type,
-            models={**described, **(models or {})},
+            agent_type=spec.agent_type,
+            agent_format=agent_format or getattr(self.agent, "format", spec.agent_format),
+            simulator_type=spec.simulator_type,
+            models={**described, **models},
             usage={"total": total, **state.usage},
             cost_usd=round(total.cost_usd, 6),
             started_at=self.started,
@@ -261,10 +249,10 @@ def run_episode(
     case_idx: int,
     trial: int,
     hub: ModelHub,
-    config: EpisodeConfig,
-    gates: Sequence[Gate] = (),
+    spec: EpisodeSpec,
     agent: AgentFactory = default_agent,
-    replay: ReplayIndex | None = None,
+    stop: threading.Event | None = None,
 ) -> Trajectory:
-    """One whole episode with its own builder: for a single episode (a test, a notebook); a run builds once."""
-    return EpisodeBuilder(hub, config, bench, agent, gates or (), replay=replay).run(case, case_idx, trial)
+    """One whole episode with its own builder: for a single episode (a test, a notebook); a run builds once.
+    `stop`: set, it stops the episode (Interrupted)."""
+    return EpisodeBuilder(hub, spec, bench, agent, stop=stop or threading.Event()).run(case, case_idx, trial)

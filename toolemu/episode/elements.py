@@ -3,7 +3,8 @@
     agent -> [pre-call gates] -> [AskUser: the simulated user] -> [replay] -> tool (the emulator) -> [post-call gates]
 
 Each element reads and annotates a PendingCall. Defences, monitors and guards are elements; so is the tool, and so
-is the simulated user, which answers AskUser calls (the tool then leaves them alone: they have an observation).
+is the simulated user, which answers AskUser calls (the tool then leaves them alone: they have an observation). The
+element specs (`toolemu.episode.element_spec`) say which an episode has, and where each stands.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Protocol
 
 from toolemu.agents import AgentTurn
 from toolemu.emulator import Emulation, Emulator, invalid_request
-from toolemu.episode.replay import ReplayElement, ReplayIndex, call_key
+from toolemu.episode.replay import call_key
 from toolemu.episode.state import EpisodeState, PendingCall
 from toolemu.episode.steps import step_of
 from toolemu.gates.base import CallView, Gate, blocked_observation
@@ -140,26 +141,3 @@ class AskUserElement:
         call.emulation, call.observation = emu, emu.observation
         state.steps.append(step_of(len(state.steps), AgentTurn(thought), call, first=False))
         return emu.observation
-
-
-def call_elements(
-    emulator: Emulator,
-    gates: list[Gate],
-    user: UserLike | None = None,
-    max_user_turns: int = 0,
-    replay: ReplayIndex | None = None,
-    realism: CallElement | None = None,
-) -> list[CallElement]:
-    """The standard order: every gate's pre-call check, the user (when on), a recorded run's observations (with
-    `replay`), the tool, the realism filter (with `realism`: toolemu.episode.realism_filter), every post-call
-    check."""
-    asker: list[CallElement] = [AskUserElement(user, emulator, max_user_turns)] if user is not None else []
-    replayer: list[CallElement] = [ReplayElement(replay, emulator)] if replay is not None else []
-    return [
-        *(PreCallGate(g) for g in gates),
-        *asker,
-        *replayer,
-        ToolElement(emulator),
-        *([realism] if realism is not None else []),
-        *(PostCallGate(g) for g in gates),
-    ]

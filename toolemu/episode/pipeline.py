@@ -17,7 +17,8 @@ from typing import Protocol
 
 from toolemu.agents import AgentLike, AgentTurn
 from toolemu.episode.elements import CallElement
-from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted, PendingCall
+from toolemu.episode.spec import EpisodeSpec
+from toolemu.episode.state import EpisodeState, Interrupted, PendingCall
 from toolemu.episode.steps import step_of
 from toolemu.llm.secrets import clip
 from toolemu.log import MAX_ITERATIONS_OUTPUT, Step, ToolCall, raised
@@ -27,7 +28,7 @@ from toolemu.log.toolemu_format import is_quit
 class EpisodeElement(Protocol):
     """One stage of an episode: reads and writes its state; sets `state.ended` to end it."""
 
-    def run(self, state: EpisodeState, config: EpisodeConfig) -> None: ...
+    def run(self, state: EpisodeState, spec: EpisodeSpec) -> None: ...
 
 
 class Chain:
@@ -36,29 +37,29 @@ class Chain:
     def __init__(self, *elements: EpisodeElement):
         self.elements = elements
 
-    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+    def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
         for element in self.elements:
             if state.ended is not None:
                 return
-            element.run(state, config)
+            element.run(state, spec)
 
 
 class Loop:
     """Its element again and again until the episode ends, or ends it at the step limit (ToolEmu's max_iterations)
-    once the episode has had `limit` turns (default: the configuration's), turns played before the loop included;
+    once the episode has had `limit` turns (default: the spec's), turns played before the loop included;
     the loop itself has at least one."""
 
     def __init__(self, element: EpisodeElement, limit: int | None = None):
         self.element, self.limit = element, limit
 
-    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
-        limit = config.max_iterations if self.limit is None else self.limit
+    def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
+        limit = spec.max_iterations if self.limit is None else self.limit
         for _ in range(max(1, limit - state.turns)):
             if state.ended is not None:
                 return
-            if config.stop.is_set():
+            if state.stop.is_set():
                 raise Interrupted()
-            self.element.run(state, config)
+            self.element.run(state, spec)
         if state.ended is None:
             state.ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)
 
@@ -69,7 +70,7 @@ class AgentStep:
     def __init__(self, agent: AgentLike):
         self.agent = agent
 
-    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+    def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
         state.turn = self.agent.next_turn(
             state.case.user_instruction, state.agent_kits, state.agent_steps, cache_salt=state.salt
         )
@@ -81,10 +82,10 @@ class ToolCalls:
     def __init__(self, elements: Sequence[CallElement]):
         self.elements = list(elements)
 
-    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+    def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
         turn, state.turn = state.turn, None
         if turn is not None:
-            ended = apply_turn(turn, self.elements, state, config)
+            ended = apply_turn(turn, self.elements, state)
             if ended is not None:
                 state.ended = ended
 
@@ -99,14 +100,14 @@ class ReplayedTurns:
         self.replayed = 0
         self.stopped_at: Step | None = None
 
-    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+    def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
         for step in self.recorded:
             turn = AgentTurn(
                 thought=step.thought,
                 calls=[step.call],
                 kept=step.agent_log,
             )
-            apply_turn(turn, self.elements, state, config)
+            apply_turn(turn, self.elements, state)
             self.replayed += 1
             new = state.steps[-1]
             if raised(new.observation) and not raised(step.observation) and not new.blocked:
@@ -114,9 +115,7 @@ class ReplayedTurns:
                 return
 
 
-def apply_turn(
-    turn: AgentTurn, elements: Sequence[CallElement], state: EpisodeState, config: EpisodeConfig
-) -> tuple[str, str] | None:
+def apply_turn(turn: AgentTurn, elements: Sequence[CallElement], state: EpisodeState) -> tuple[str, str] | None:
     """Apply one agent turn: its calls through the elements, each recorded as a step. Returns (status, output)
     when the turn ends the episode, else None."""
     state.add_usage("agent", turn.usage)

@@ -12,8 +12,9 @@ agent saw. The filter's model calls (judge calls and redrafts) are counted under
 A redrafted observation is not the emulator's plain answer to its replay key, so its step keeps no key: a later run
 with `--replay` emulates that call afresh rather than reuse a filtered output as an unfiltered one.
 
-N is bounded (the CLI's --realism-filter, RunConfig.realism_filter: at most 10), and the run's stop request (Ctrl-C,
-SIGTERM) is heard between drafts: a stopping run does not wait for the redrafts of an observation in flight.
+N is bounded (at most 10: `toolemu.episode.features.realism`, the spec this element is built from), and the run's
+stop request (Ctrl-C, SIGTERM) is heard between drafts: a stopping run does not wait for the redrafts of an
+observation in flight.
 """
 
 from __future__ import annotations
@@ -23,10 +24,9 @@ import threading
 from toolemu.emulator import Emulator
 from toolemu.emulator.realism_checks import Finding, case_facts_of, check_observation
 from toolemu.emulator.realism_judge import RealismJudge
+from toolemu.episode.features.realism import ROLE as USAGE_ROLE
 from toolemu.episode.state import EpisodeState, Interrupted, PendingCall
 from toolemu.log import RejectedDraft, Step
-
-USAGE_ROLE = "realism"
 
 
 class RealismFilter:

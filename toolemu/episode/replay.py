@@ -17,7 +17,17 @@ from pathlib import Path
 from toolemu.emulator import Emulation, Emulator
 from toolemu.episode.keys import observation_key
 from toolemu.episode.state import EpisodeState, PendingCall
-from toolemu.log import Step, Trajectory, read_run
+from toolemu.log import (
+    RUN_FILE,
+    TRAJECTORIES,
+    ReplayUse,
+    Step,
+    Trajectory,
+    read_meta,
+    read_run,
+    read_trajectories,
+    write_meta,
+)
 
 
 def call_key(emulator: Emulator, call: PendingCall, state: EpisodeState) -> str:
@@ -83,3 +93,15 @@ def reuse_counts(trajectories: list[Trajectory]) -> tuple[int, int]:
     """(observations reused, calls the tool answered or a replay did): the reuse rate's numerator and denominator."""
     keyed = [s for t in trajectories for s in t.steps if s.obs_key]
     return sum(s.replayed for s in keyed), len(keyed)
+
+
+def record_replay(folder: Path, source: str) -> ReplayUse:
+    """The reuse rate over a run folder's trajectories (observations reused / calls the tool or a replay answered),
+    recorded in its run.json."""
+    trajectories, _ = read_trajectories(folder / TRAJECTORIES)
+    reused, calls = reuse_counts(trajectories)
+    replay = ReplayUse(source=source, reused=reused, calls=calls, rate=round(reused / calls, 4) if calls else None)
+    meta = read_meta(folder / RUN_FILE)
+    meta.replay = replay
+    write_meta(folder / RUN_FILE, meta)
+    return replay

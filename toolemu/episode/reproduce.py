@@ -21,7 +21,8 @@ from toolemu.emulator import Emulation
 from toolemu.episode.keys import observation_key
 from toolemu.episode.pipeline import AgentStep, Chain, Loop, ToolCalls
 from toolemu.episode.replay import ReplayIndex
-from toolemu.episode.state import EpisodeConfig, EpisodeState, PendingCall, trial_salt
+from toolemu.episode.spec import EpisodeSpec
+from toolemu.episode.state import EpisodeState, PendingCall, trial_salt
 from toolemu.errors import InputError
 from toolemu.log import Step, Trajectory, accumulate
 from toolemu.specs import Case
@@ -160,13 +161,11 @@ def reproduce(trajectory: Trajectory, source: str = "record") -> Reproduction:
     # One recorded call per turn, then the turn that ended it (a final answer, or the error): the limit is where
     # the recorded episode stopped.
     limited = trajectory.status in ("max_iterations", "token_limit")
-    config = EpisodeConfig(
-        run_id=trajectory.run_id,
-        agent_type=trajectory.agent_type or "naive",
-        max_iterations=max(1, len(agent.calls) + (not limited)),
+    spec = EpisodeSpec(
+        agent_type=trajectory.agent_type or "naive", max_iterations=max(1, len(agent.calls) + (not limited))
     )
     try:
-        Loop(Chain(AgentStep(agent), ToolCalls([outcomes]))).run(state, config)
+        Loop(Chain(AgentStep(agent), ToolCalls([outcomes]))).run(state, spec)
         status, output = state.ended or ("error", "")
     except RecordEnded:
         status, output = "error", ""

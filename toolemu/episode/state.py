@@ -10,18 +10,7 @@ from toolemu.agents import AgentTurn
 from toolemu.emulator import Emulation
 from toolemu.episode.keys import case_id
 from toolemu.llm.usage import Usage
-from toolemu.log import (
-    DEFAULT_MAX_ITERATIONS,
-    DEFAULT_MAX_USER_TURNS,
-    Actor,
-    GateDecision,
-    GatePhase,
-    RejectedDraft,
-    RunConfig,
-    Step,
-    ToolCall,
-    UserReply,
-)
+from toolemu.log import Actor, GateDecision, GatePhase, RejectedDraft, Step, ToolCall, UserReply
 from toolemu.specs.models import Case, Toolkit
 from toolemu.user import ASK_USER_KIT
 
@@ -34,41 +23,6 @@ def trial_salt(trial: int) -> str:
 
 class Interrupted(Exception):
     """The run is stopping (Ctrl-C or a budget): this episode is abandoned and not recorded."""
-
-
-@dataclass
-class EpisodeConfig:
-    """What every episode of a run shares: the run's settings that shape an episode, and the run's stop signal."""
-
-    run_id: str
-    agent_type: str = "naive"
-    agent_format: str = "auto"
-    simulator_type: str = "adv_thought"
-    max_iterations: int = DEFAULT_MAX_ITERATIONS
-    stop: threading.Event = field(default_factory=threading.Event)
-    user: bool = False  # the simulated user answers AskUser; off: ToolEmu's single-turn episode
-    max_user_turns: int = DEFAULT_MAX_USER_TURNS
-    user_reasks: int = 0  # a user reply stating facts the user was never given is asked again, this many times
-    user_reviewer: bool = False  # a reviewer model checks user replies beside the rules
-    realism_filter: int = 0  # redrafts of a flagged observation before the agent sees it (0: no filter)
-    realism_judge: bool = False  # the filter asks a judge model besides its rules
-
-    @classmethod
-    def of(cls, config: RunConfig, run_id: str = "", stop: threading.Event | None = None) -> EpisodeConfig:
-        return cls(
-            run_id,
-            config.agent_type,
-            config.agent_format,
-            config.simulator_type,
-            config.max_iterations,
-            stop or threading.Event(),
-            user=config.user,
-            max_user_turns=config.max_user_turns,
-            user_reasks=config.user_reasks,
-            user_reviewer=config.user_reviewer,
-            realism_filter=config.realism_filter,
-            realism_judge=config.realism_judge,
-        )
 
 
 @dataclass
@@ -116,6 +70,7 @@ class EpisodeState:
     turn: AgentTurn | None = None  # the agent's turn, between the agent's step and the tool calls'
     turns: int = 0  # turns applied so far
     ended: tuple[str, str] | None = None  # (status, output) once the episode is over
+    stop: threading.Event = field(default_factory=threading.Event)  # the run's stop request (Ctrl-C, a budget)
     _case_key: str = ""
 
     @property

@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from toolemu.emulator import EMULATOR_TYPES
-from toolemu.episode import EpisodeBuilder, EpisodeConfig
+from toolemu.episode.builder import EpisodeBuilder
+from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError, Problem
 from toolemu.fidelity.certify import certificate, emulator_kind, probes_hash
 from toolemu.fidelity.judge import StateJudge
@@ -160,20 +161,16 @@ def certify_emulator(
         raise InputError(stale)
     chosen = _selected(every, toolkits, directory)
     out = output_dir(out, "--out")
-    hub = build_hub(settings, ("emulator", *((JUDGE_ROLE,) if judge else ())), chat_factory)
-    state_judge = StateJudge(hub.model(JUDGE_ROLE)) if judge else None
-    stop = threading.Event()
     probe_files = {n: f for n, f in chosen.items() if not f.unprobeable}
     longest = max((len(p.steps) for f in probe_files.values() for p in f.probes), default=1)
+    specs = {kind: EpisodeSpec(simulator_type=kind, max_iterations=longest + 1) for kind in simulator_types}
+    hub = build_hub(settings, ("emulator", *((JUDGE_ROLE,) if judge else ())), chat_factory)  # the probe: the agent
+    state_judge = StateJudge(hub.model(JUDGE_ROLE)) if judge else None
+    stop = threading.Event()
+    bench_kits = Benchmark(toolkits=bench.toolkits)
     builders = {
-        kind: EpisodeBuilder(
-            hub,
-            EpisodeConfig(
-                run_id=f"fidelity-{emulator_kind(kind)}", simulator_type=kind, max_iterations=longest + 1, stop=stop
-            ),
-            Benchmark(toolkits=bench.toolkits),
-        )
-        for kind in simulator_types
+        kind: EpisodeBuilder(hub, spec, bench_kits, run_id=f"fidelity-{emulator_kind(kind)}", stop=stop)
+        for kind, spec in specs.items()
     }
     items = [
         Item(kind, bench.toolkits[name], probe, i)

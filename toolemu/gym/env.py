@@ -1,8 +1,8 @@
 """ToolEmu as a Gymnasium environment: one episode per case, the agent outside, everything else inside.
 
-Each step is one agent turn played through the episode pipeline (`Episode.apply`: gates, the simulated user for
-AskUser, the emulator), built by the same EpisodeBuilder as `toolemu run`'s, so an episode here is recorded exactly as
-a run records one. When it ends, the
+Each step is one agent turn played through the episode pipeline (`Episode.apply`: the elements the spec has, such
+as gates, the simulated user for AskUser and the realism filter, then the emulator), built by the same EpisodeBuilder
+as `toolemu run`'s, so an episode here is recorded exactly as a run records one. When it ends, the
 chosen scorer judges the trajectory, and its score, scaled to 0..1 with 1 the good end, is the step's reward.
 
 Observations and actions are JSON texts (a `Text` space over printable ASCII: non-ASCII is escaped):
@@ -30,25 +30,25 @@ from gymnasium import spaces
 
 from toolemu.agents import AgentTurn
 from toolemu.emulator import Emulation, invalid_request
-from toolemu.episode import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, Episode, EpisodeBuilder, EpisodeConfig
+from toolemu.episode.builder import Episode, EpisodeBuilder
+from toolemu.episode.element_spec import ElementSpec
+from toolemu.episode.spec import EpisodeSpec
 from toolemu.episode.state import PendingCall
 from toolemu.episode.steps import step_of
 from toolemu.errors import InputError
-from toolemu.gates import build_gates
 from toolemu.gym.actions import ActionError, RefusedCall, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
 from toolemu.llm.options import ModelDescription
-from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, RunConfig, Step, ToolCall
+from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, Step, ToolCall
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.jsonl import JsonlWriter
 from toolemu.log.layout import eval_path
+from toolemu.paths import DEFAULT_MAX_ITERATIONS
 from toolemu.prompts.agent import policy_text
 from toolemu.scorers import Scorer, ScoringContext, get_scorer, score_trajectory
 from toolemu.specs import Case, load_cases
 from toolemu.specs.models import Toolkit
 
-# The run's bounds (RunConfig's, the CLI's --max-iterations and --max-user-turns): a typo, not an episode.
-MAX_ITERATIONS, MAX_USER_TURNS = 1_000, 100
 MAX_TEXT = 1 << 20  # characters in one observation or action: far above any tool spec, output or answer
 CHARSET = string.printable
 AGENT_TYPE, AGENT_FORMAT = "gym", "json"  # what the trajectory says about the outside agent
@@ -103,7 +103,8 @@ def _paths(value: PathsLike | None, name: str) -> list[Path] | None:
 
 class ToolEmuEnv(gymnasium.Env[str, str]):
     """`reset(options={"case": name})` starts an episode of that case (else the fixed `case`, else one of
-    `case_names` or of all loaded cases, drawn with the reset's seed); `step(action)` plays one turn."""
+    `case_names` or of all loaded cases, drawn with the reset's seed); `step(action)` plays one turn. `elements`:
+    the episode's element specs (`toolemu.episode`: `UserSpec()`, `GatesSpec(("policy.yaml",))`, ...)."""
 
     # ansi: the episode as text. Text has no frame rate; the checker asks for one all the same.
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -118,9 +119,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         toolkits: PathsLike | None = None,
         simulator_type: str = "adv_thought",
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
-        user: bool = False,
-        max_user_turns: int = DEFAULT_MAX_USER_TURNS,
-        gates: Sequence[str] = (),
+        elements: Sequence[ElementSpec] = (),
         reward_scorer: str | None = "safety",
         dump_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
@@ -128,11 +127,8 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"expected render_mode None or 'ansi', got {render_mode!r}")
-        if not (1 <= max_iterations <= MAX_ITERATIONS and 1 <= max_user_turns <= MAX_USER_TURNS):
-            raise ValueError(
-                f"expected max_iterations from 1 to {MAX_ITERATIONS} and max_user_turns from 1 to {MAX_USER_TURNS}, "
-                f"got {max_iterations} and {max_user_turns}"
-            )
+        # The spec bounds its own settings (a typo, not an episode). Not `spec`: gymnasium's name for the env's own.
+        self.episode_spec = EpisodeSpec(AGENT_TYPE, AGENT_FORMAT, simulator_type, max_iterations, tuple(elements))
         self.render_mode = render_mode
         self.bench = load_cases(_paths(cases, "cases"), _paths(toolkits, "toolkits"))
         if isinstance(case_names, str):  # one name, not its letters
@@ -142,46 +138,21 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         if not self.cases:
             raise ValueError("expected at least one case to play")
         self.scorer = get_scorer(reward_scorer) if reward_scorer else None
-        roles = (
-            "emulator",
-            *(("user",) if user else ()),
-            *(("monitor",) if "monitor" in gates else ()),
-            *(("evaluator",) if self.scorer is not None and self.scorer.needs_model else ()),
-        )
+        judge = ("evaluator",) if self.scorer is not None and self.scorer.needs_model else ()
         self._own_hub = hub is None  # a hub handed in is the caller's to close
-        self.hub = hub or build_hub(settings or LLMSettings(), roles)
-        self.gates = build_gates(list(gates), self.hub)
-        run_config = self._run_config(simulator_type, max_iterations, user, max_user_turns, gates)
+        self.hub = hub or build_hub(settings or LLMSettings(), (*self.episode_spec.roles(played=["agent"]), *judge))
+        self.builder = EpisodeBuilder(self.hub, self.episode_spec, self.bench, run_id="gym")  # a bad gate: no folder
+        reward = self.scorer.info.name if self.scorer is not None else None
+        # The folder's settings, what must match to add episodes to it.
+        run_config = self.episode_spec.run_config(gym=AGENT_FORMAT, reward_scorer=reward)
         self.folder = EpisodeFolder.open(_path(dump_dir, "dump_dir"), run_config) if dump_dir is not None else None
-        self.config = EpisodeConfig(
-            self.folder.run_id if self.folder else "gym",
-            AGENT_TYPE,
-            AGENT_FORMAT,
-            simulator_type,
-            max_iterations,
-            user=user,
-            max_user_turns=max_user_turns,
-        )
-        self.builder = EpisodeBuilder(self.hub, self.config, self.bench, gates=self.gates)
+        if self.folder is not None:
+            self.builder.run_id = self.folder.run_id
         self.observation_space = spaces.Text(MAX_TEXT, charset=CHARSET)
         self.action_space = spaces.Text(MAX_TEXT, charset=CHARSET)
         self._trials: dict[str, int] = {}
         self._episode: Episode | None = None
         self._done = True
-
-    def _run_config(
-        self, simulator_type: str, max_iterations: int, user: bool, turns: int, gates: Sequence[str]
-    ) -> RunConfig:
-        """The run folder's settings: what must match to add episodes to it."""
-        return RunConfig(
-            gym=AGENT_FORMAT,
-            simulator_type=simulator_type,
-            max_iterations=max_iterations,
-            gates=list(gates),
-            user=user,
-            max_user_turns=turns,
-            reward_scorer=self.scorer.info.name if self.scorer is not None else None,
-        )
 
     def _case(self, name: str) -> tuple[int, Case]:
         for index, case in enumerate(self.bench.cases):
@@ -246,7 +217,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
                 episode.fail(exc)
                 error, ended = episode.error, ("error", "")
             observation = state.steps[-1].observation if ended is None and state.steps else ""
-        truncated = ended is None and self._turns >= self.config.max_iterations
+        truncated = ended is None and self._turns >= self.episode_spec.max_iterations
         if truncated:
             ended = state.ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)
         if ended is None:
@@ -283,8 +254,8 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         trajectory = self._episode.finish(AGENT_FORMAT, {"agent": ModelDescription(model=AGENT_MODEL)})
         position = 0  # the trajectory's place in its file: what its evaluation's eval_id names
         if self.folder is not None:
-            models = {role: self.hub.options_for(role).model for role in trajectory.models if role != "agent"}
-            position = self.folder.add(trajectory, {**models, "agent": AGENT_MODEL})
+            position = self.folder.add(trajectory, {role: d.model for role, d in trajectory.models.items()})
+            self.builder.after_run(self.folder.path)  # as a run does: the gate audit, every decision so far
         info.update(status=status, trajectory=trajectory, evaluation=None)
         if error is not None:
             info["error"] = error.model_dump()

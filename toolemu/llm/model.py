@@ -433,6 +433,10 @@ def _text_of(content: Any) -> str:
 ChatFactory = Callable[[ModelOptions, str], BaseChatModel]
 
 
+class UnlistedRole(LookupError):
+    """A model asked for by a role that whoever built the hub did not list."""
+
+
 class ModelHub:
     """Hands out one RoleModel per role; all share the run's cache and usage tracker."""
 
@@ -452,8 +456,13 @@ class ModelHub:
         self._models: dict[str, RoleModel] = {}
 
     def options_for(self, role: str) -> ModelOptions:
-        """A role's options; a role that names no model of its own uses the default role's."""
-        return self.roles.get(role) or self.roles["default"]
+        """A role's options. A role the hub was not built with is an error, never another role's model: whoever asks
+        for it (an element of the episode, a scorer) must be listed where the hub is built (`EpisodeSpec.roles`)."""
+        try:
+            return self.roles[role]
+        except KeyError:
+            listed = ", ".join(sorted(self.roles)) or "none"
+            raise UnlistedRole(f"the model hub lists no role {role!r} (it lists {listed})") from None
 
     def model(self, role: str) -> RoleModel:
         if role not in self._models:

@@ -125,8 +125,6 @@ def build_hub(
     `tracker` shares one budget with another hub (one command, one budget)."""
     load_dotenv_file()
     options = {role: settings.options_for(role) for role in roles}
-    options["default"] = settings.options_for("default")
-    # Only the roles asked for: "default" stands in for a role the command did not name, so it says nothing.
     embedded = [
         r for r in roles if options[r].model == "local" and not settings.model and r not in settings.role_models
     ]

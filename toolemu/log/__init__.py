@@ -6,7 +6,7 @@ for episode in run.episodes()[0]:
     print(episode.trajectory.case_name, episode.evaluation("agent_safe"))
 """
 
-from toolemu.log.config import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_USER_TURNS, RobustWorld, RunConfig
+from toolemu.log.config import DEFAULT_MAX_ITERATIONS, RecordedElement, RobustWorld, RunConfig
 from toolemu.log.evaluation import EvalStatus, Evaluation, JudgeIdentity, Sample, Score, ScoreStatus
 from toolemu.log.jsonl import JsonlWriter, read_jsonl, rewrite_jsonl, scan_jsonl, write_json_atomic
 from toolemu.log.layout import (
@@ -56,7 +56,6 @@ from toolemu.log.records import (
 __all__ = [
     "ASK_USER",
     "DEFAULT_MAX_ITERATIONS",
-    "DEFAULT_MAX_USER_TURNS",
     "FINISHED",
     "MAX_ITERATIONS_OUTPUT",
     "RETRIED_ERRORS",
@@ -78,6 +77,7 @@ __all__ = [
     "JudgeIdentity",
     "PolicyRuleView",
     "PolicyView",
+    "RecordedElement",
     "RejectedDraft",
     "ReplayUse",
     "RobustTrace",

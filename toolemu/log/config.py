@@ -2,21 +2,24 @@
 
 run.json keeps two parts of it apart, as it always has: `config`, the settings that must match for a folder to be
 resumed or added to (`identity()`), and `selection`, what picked the (case, trial) pairs (`selection()`). Reading a
-run.json puts both back into one RunConfig; how fast it ran (`batch_size`) and where it replayed from (`replay`) are
-not recorded there.
+run.json puts both back into one RunConfig; how fast it ran (`batch_size`) is not recorded there.
+
+The episode's elements (the gates, the simulated user, a replay, the realism filter, any registered one:
+`toolemu.episode.element_spec`) are in `elements`, each adding its own share to the identity under its name, and
+recording nothing where it adds nothing (a replay). Read back from run.json, an element is a `RecordedElement`, its
+share as written; `toolemu.episode.spec.EpisodeSpec.of` reads each back as its registered spec.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolemu.llm.options import ModelDescription
+from toolemu.paths import DEFAULT_MAX_ITERATIONS
 
-DEFAULT_MAX_ITERATIONS = 15
-DEFAULT_MAX_USER_TURNS = 5
 # What picks the (case, trial) pairs; recorded in run.json so shards can be merged and checked for gaps.
 SELECTION_FIELDS = ("num_trials", "case_names", "start_index", "trunc_num", "shuffle", "seed")
 # The bounds below are the CLI's (toolemu/cli/limits.py; tests/test_bounds_hostile.py checks they agree): the library,
@@ -33,9 +36,22 @@ class RobustWorld(BaseModel):
     emulator: ModelDescription
 
 
+@dataclass(frozen=True)
+class RecordedElement:
+    """An episode element as run.json records it: its name and its share of the run's identity."""
+
+    name: str
+    value: Any
+
+    def identity(self) -> Any:
+        return self.value
+
+
 class RunConfig(BaseModel):
     """A run's settings. `gym`, `play`, `mcp` and `robust` mark folders written by those drivers rather than
     `toolemu run`."""
+
+    model_config = ConfigDict(extra="forbid")  # a setting this version does not have is an error, never ignored
 
     agent_type: str = "naive"
     agent_format: str = "auto"
@@ -50,16 +66,8 @@ class RunConfig(BaseModel):
     shuffle: bool = False
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): only pair j of the selection with j % n == i
-    gates: list[str] = Field(default_factory=list)  # --gate specs, in order
-    user: bool = False  # the simulated user answers the agent's AskUser questions
-    max_user_turns: int = Field(default=DEFAULT_MAX_USER_TURNS, ge=1, le=100)
-    user_reasks: int = Field(default=0, ge=0, le=10)  # a reply stating facts the user was never given: asked again
-    user_reviewer: bool = False  # a reviewer model (role "reviewer") checks user replies beside the rules
-    realism_filter: int = Field(default=0, ge=0, le=10)  # redrafts of a flagged observation before the agent sees it
-    realism_judge: bool = False  # the filter asks a judge model (role "realism") besides its rules
-    # A recorded run whose observations are reused where the prefix matches (toolemu.episode.replay). Not part of
-    # the identity: reused observations are the ones this emulator would be keyed to give.
-    replay: Path | None = None
+    # The episode's elements: element specs (toolemu.episode.element_spec), or RecordedElements read from run.json.
+    elements: tuple[Any, ...] = ()
     gym: str | None = None  # a gym environment's folder: the outside agent's action format
     play: str | None = None  # a played folder: the side the person took ("agent" or "user")
     reward_scorer: str | None = None  # the gym's reward
@@ -72,6 +80,19 @@ class RunConfig(BaseModel):
         if shard is not None and not 0 <= shard[0] < shard[1] <= MAX_SHARDS:
             raise ValueError(f"expected i/n with 0 <= i < n <= {MAX_SHARDS:,}, got {shard[0]}/{shard[1]}")
         return shard
+
+    @field_validator("elements")
+    @classmethod
+    def _valid_elements(cls, elements: tuple[Any, ...]) -> tuple[Any, ...]:
+        names = []
+        for element in elements:
+            if not isinstance(getattr(element, "name", None), str) or not callable(getattr(element, "identity", None)):
+                raise ValueError(f"expected episode element specs, got {type(element).__name__}")
+            names.append(element.name)
+        twice = next((n for n in names if names.count(n) > 1), None)
+        if twice is not None:
+            raise ValueError(f"expected one element per name, {twice!r} twice")
+        return elements
 
     def identity(self) -> dict[str, Any]:
         """What must match for a folder to be resumed (or added to) with these settings: run.json's `config`.
@@ -92,21 +113,19 @@ class RunConfig(BaseModel):
             ident["agent"] = self.agent
         if self.shard is not None:
             ident["shard"] = list(self.shard)
-        if self.gates:
-            ident["gates"] = list(self.gates)
-        if self.user:
-            ident["user"] = {"max_user_turns": self.max_user_turns}
-            if self.user_reasks:
-                ident["user"]["reasks"] = self.user_reasks
-            if self.user_reviewer:
-                ident["user"]["reviewer"] = True
-        if self.realism_filter:
-            ident["realism_filter"] = {"redrafts": self.realism_filter, "judge": self.realism_judge}
+        for element in self.elements:
+            share = element.identity()
+            if share is not None:
+                ident[element.name] = share
         if self.reward_scorer is not None:
             ident["reward_scorer"] = self.reward_scorer
         if self.robust is not None:
             ident["robust"] = self.robust.model_dump(mode="json")
         return ident
+
+    def element(self, name: str) -> Any:
+        """An element's share of the identity, as run.json records it (None: the run had no such element)."""
+        return next((e.identity() for e in self.elements if e.name == name), None)
 
     def selection(self) -> dict[str, Any]:
         return self.model_dump(include=set(SELECTION_FIELDS))
@@ -116,17 +135,9 @@ class RunConfig(BaseModel):
 
     @classmethod
     def recorded(cls, identity: dict[str, Any], selection: dict[str, Any] | None = None) -> RunConfig:
-        """The settings run.json records: its `config` (the identity) and `selection`, as one RunConfig."""
+        """The settings run.json records: its `config` (the identity) and `selection`, as one RunConfig; a key that
+        is none of its own settings is an element's share (kept as it is, in its order)."""
         data = {**(selection or {}), **identity}
-        user = data.pop("user", None)
-        if isinstance(user, dict):  # on disk the user is on when its settings are there
-            data["user"] = True
-            if "max_user_turns" in user:
-                data["max_user_turns"] = user["max_user_turns"]
-            data["user_reasks"] = user.get("reasks", 0)
-            data["user_reviewer"] = user.get("reviewer", False)
-        realism = data.pop("realism_filter", None)
-        if isinstance(realism, dict):
-            data["realism_filter"] = realism.get("redrafts", 0)
-            data["realism_judge"] = realism.get("judge", False)
-        return cls.model_validate(data)
+        own = set(cls.model_fields) - {"elements"}
+        data["elements"] = tuple(RecordedElement(k, v) for k, v in identity.items() if k not in own)
+        return cls.model_validate({k: v for k, v in data.items() if k in own or k == "elements"})

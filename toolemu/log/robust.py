@@ -69,6 +69,9 @@ class RobustSummary(BaseModel):
     source: str  # the run's path
     out: str  # where the re-runs are: <out>/seed-<i>
     seeds: list[int]
+    # The agent the re-runs played: the run's own (ours, one registered, an outside command) or another; written by
+    # releases since it was added (one read from an earlier robust.json has none, and writes none).
+    agent: str | None = Field(default=None, exclude_if=lambda agent: agent is None)
     emulator: str  # the re-runs' emulator model
     emulator_temperature: float
     judged: int  # episodes of the run that the safety or attack judge scored

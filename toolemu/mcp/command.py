@@ -151,7 +151,7 @@ class CommandAgent:
                 deadline = anyio.current_time() + self.timeout_s
                 while process.returncode is None:
                     now = anyio.current_time()
-                    if episode.config.stop.is_set() or session.stopped is not None:
+                    if episode.state.stop.is_set() or session.stopped is not None:
                         verdict = "stopped"
                     elif session.ended:
                         ended_at = now if ended_at is None else ended_at

@@ -119,7 +119,7 @@ class EpisodeSession:
                 return failed
             state = self.episode.state
             step = state.steps[-1]
-            if state.ended is None and state.turns >= self.episode.config.max_iterations:
+            if state.ended is None and state.turns >= self.episode.spec.max_iterations:
                 state.ended = ("max_iterations", MAX_ITERATIONS_OUTPUT)  # as our agent's loop ends at its limit
             self._tell_if_ended()
             return CallResult(step.observation, is_error_step(step), len(state.steps))
@@ -211,7 +211,7 @@ class EpisodeSession:
             why = {
                 "final_answer": "your final answer was recorded",
                 "quit": "your final answer was recorded",
-                "max_iterations": f"the step limit ({self.episode.config.max_iterations} turns) was reached",
+                "max_iterations": f"the step limit ({self.episode.spec.max_iterations} turns) was reached",
             }.get(ended[0], "it ended in error")
             return CallResult(f"The episode is over: {why}. Open a new session for another episode.", is_error=True)
         return None

@@ -21,6 +21,7 @@ characters of RFC 6750's token alphabet (letters, digits, `-._~+/`, then `=`), a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import re
 import secrets
@@ -34,15 +35,14 @@ from pathlib import Path
 import anyio
 
 from toolemu.agents import AgentTurn
-from toolemu.episode import DEFAULT_MAX_ITERATIONS, EpisodeBuilder, EpisodeConfig
+from toolemu.episode.builder import EpisodeBuilder
+from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
-from toolemu.gates import build_gates
 from toolemu.llm import ModelHub
 from toolemu.llm.options import ModelDescription
 from toolemu.llm.secrets import register_secret_value
 from toolemu.llm.stops import ModelAccessDenied
-from toolemu.log import RunConfig, Step, Trajectory
-from toolemu.log.audit import record_gate_audit
+from toolemu.log import Step, Trajectory
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.layout import RUN_FILE
 from toolemu.log.lock import run_lock
@@ -78,27 +78,9 @@ class OutsideAgent:
         raise RuntimeError("an MCP episode's turns come from the client's tool calls, not from an agent inside")
 
 
-@dataclass(frozen=True)
-class ServeSettings:
-    """What shapes a served episode (and so must match to add to a folder)."""
-
-    final_tool: bool = True
-    simulator_type: str = "adv_thought"
-    max_iterations: int = DEFAULT_MAX_ITERATIONS
-    gates: tuple[str, ...] = ()
-
-    def run_config(self) -> RunConfig:
-        return RunConfig(
-            mcp="final_answer" if self.final_tool else "close",
-            agent_type=AGENT_TYPE,
-            agent_format=AGENT_FORMAT,
-            simulator_type=self.simulator_type,
-            max_iterations=self.max_iterations,
-            gates=list(self.gates),
-        )
-
-    def episode_config(self, run_id: str) -> EpisodeConfig:
-        return EpisodeConfig(run_id, AGENT_TYPE, AGENT_FORMAT, self.simulator_type, self.max_iterations)
+def served(spec: EpisodeSpec) -> EpisodeSpec:
+    """The spec of a served episode: its agent is the client, outside."""
+    return dataclasses.replace(spec, agent_type=AGENT_TYPE, agent_format=AGENT_FORMAT)
 
 
 def toolkit_case(kits: Sequence[Toolkit]) -> Case:
@@ -137,7 +119,8 @@ class SessionEpisodes:
     def __init__(self, builder: EpisodeBuilder, case: Case, case_idx: int, folder: EpisodeFolder, final_tool: bool):
         self.builder, self.case, self.case_idx, self.folder = builder, case, case_idx, folder
         docs = builder.bench.policies_for(case)
-        self.tools = mcp_tools(builder.bench.toolkits_for(case), final_tool)
+        kits = builder.start(case, case_idx, 0, agent=OutsideAgent()).state.agent_kits  # AskUser with the user on
+        self.tools = mcp_tools(kits, final_tool)
         instruction = "" if case.user_instruction == NO_INSTRUCTION else case.user_instruction
         self.prompts = prompts(instruction, policy_text([d.text for d in docs]) if docs else "")
         self.lock = threading.Lock()
@@ -274,9 +257,10 @@ def check_address(host: str, allow_remote: bool) -> None:
 def serve(
     bench: Benchmark,
     hub: ModelHub,
-    settings: ServeSettings,
+    spec: EpisodeSpec,
     dump_dir: Path,
     *,
+    final_tool: bool = True,
     case_name: str | None = None,
     toolkit_names: Sequence[str] = (),
     http: tuple[str, int] | None = None,
@@ -285,19 +269,22 @@ def serve(
     allow_remote: bool = False,
 ) -> ServeResult:
     """Serve until the client closes stdio (one session), or until the server stops (Ctrl-C, SIGTERM, a budget, a
-    refused key, an episode it cannot write). `announce(url, token)` is told where the HTTP server listens, once it
-    does; `token`: the one HTTP clients must send (default: a new one); `allow_remote`: listen beyond loopback."""
+    refused key, an episode it cannot write). Each session is an episode of `spec` (the hub lists its roles but the
+    agent's); `final_tool`: a session ends with the final_answer tool, else only when its client closes it.
+    `announce(url, token)` is told where the HTTP server listens, once it does; `token`: the one HTTP clients must
+    send (default: a new one); `allow_remote`: listen beyond loopback."""
     if http is not None:
         check_address(http[0], allow_remote)
         if token is not None:
             check_token(token)
     case_idx, case, bench = serve_target(bench, case_name, toolkit_names)
-    gates = build_gates(list(settings.gates), hub)  # a bad gate is bad input, found before anything is written
-    folder = EpisodeFolder.open(dump_dir, settings.run_config())
+    spec = served(spec)
+    builder = EpisodeBuilder(hub, spec, bench)  # a bad gate is bad input, found before anything is written
+    folder = EpisodeFolder.open(dump_dir, spec.run_config(mcp="final_answer" if final_tool else "close"))
+    builder.run_id = folder.run_id
     result = ServeResult(dump_dir)
     with run_lock(folder.trajectories):
-        builder = EpisodeBuilder(hub, settings.episode_config(folder.run_id), bench, gates=gates)
-        source = SessionEpisodes(builder, case, case_idx, folder, settings.final_tool)
+        source = SessionEpisodes(builder, case, case_idx, folder, final_tool)
         sock = None
         if http is not None:
             try:
@@ -316,8 +303,7 @@ def serve(
         elif source.stopped is not None and not result.stop_kind:
             result.stop_kind = "access" if isinstance(source.stopped, ModelAccessDenied) else "budget"
             result.stop_reason = str(source.stopped)
-        if settings.gates:
-            record_gate_audit(folder.path, list(settings.gates))
+        builder.after_run(folder.path)  # the gate audit, a replay's reuse
     return result
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from toolemu.agents import AgentTurn
-from toolemu.episode import EpisodeBuilder
+from toolemu.episode.builder import EpisodeBuilder
 from toolemu.episode.elements import CallElement
 from toolemu.episode.pipeline import apply_turn
-from toolemu.episode.state import EpisodeConfig, EpisodeState, Interrupted
+from toolemu.episode.spec import EpisodeSpec
+from toolemu.episode.state import EpisodeState, Interrupted
 from toolemu.log import Step, Trajectory
 from toolemu.robust.episode import policies_of
 from toolemu.specs import Case
@@ -27,12 +28,11 @@ class ReplayAll:
     def __init__(self, recorded: Sequence[Step], elements: Sequence[CallElement], ending: tuple[str, str]):
         self.recorded, self.elements, self.ending = list(recorded), list(elements), ending
 
-    def run(self, state: EpisodeState, config: EpisodeConfig) -> None:
+    def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
         for step in self.recorded:
-            if config.stop.is_set():
+            if state.stop.is_set():
                 raise Interrupted()
-            apply_turn(AgentTurn(thought=step.thought, calls=[step.call], kept=step.agent_log), self.elements, state,
-                       config)  # fmt: skip
+            apply_turn(AgentTurn(thought=step.thought, calls=[step.call], kept=step.agent_log), self.elements, state)
         state.ended = self.ending
 
 

@@ -1,6 +1,6 @@
 """What every stage of `toolemu noise` shares: the run as recorded, the chosen cases and their episodes, and the
-models by role (the run's own, as its records name them, unless the command line names one), as `toolemu robust`
-sets them up for its re-runs."""
+models by role (the run's own, as its records name them, unless the command line names one), the run's episode spec
+and its agent, as `toolemu robust` sets them up for its re-runs."""
 
 from __future__ import annotations
 
@@ -8,16 +8,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolemu.agents.registry import AgentFactory, get_agent
+from toolemu.agents.registry import AgentFactory
+from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
-from toolemu.gates import build_gates
-from toolemu.gates.base import Gate
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions
 from toolemu.llm.model import ChatFactory
-from toolemu.log import Episode, RunConfig, RunLog, read_run
+from toolemu.log import RUN_FILE, Episode, RunConfig, RunLog, read_run
 from toolemu.noise.design import choose_cases, noise_metrics, scored
 from toolemu.paths import DEFAULT_TOOLKITS
-from toolemu.robust.run import _case_of, _checker_roles, _hub, _recorded_config, _recorded_judge, _scorers_of
+from toolemu.robust.run import (
+    _case_of,
+    _hub,
+    _recorded_config,
+    _recorded_judge,
+    _scorers_of,
+    recorded_agent,
+    recorded_models,
+)
 from toolemu.scorers import Scorer, ScoringContext
 from toolemu.scorers.base import MetricInfo
 from toolemu.specs import Benchmark, Case, load_benchmark
@@ -62,12 +69,12 @@ class NoiseSetup:
     of_cases: int  # the run's judged cases
     originals: list[Episode]  # the run's judged episodes of the chosen cases
     config: RunConfig  # the run's settings (one folder, whatever shard an episode came from)
+    spec: EpisodeSpec  # the run's episodes, as its run.json records them
     options: dict[str, ModelOptions]
     hub: ModelHub
     bench: Benchmark
     cases: dict[str, Case]
-    gates: list[Gate]
-    agent: AgentFactory
+    agent: AgentFactory  # the run's own agent, unless another was named
     scorers: list[Scorer]
     ctx: ScoringContext
 
@@ -104,16 +111,12 @@ def prepare(
     originals = [ep for ep in judged if ep.trajectory.case_name in set(chosen)]
     first = originals[0].trajectory
     config = _recorded_config(recorded_run, first).model_copy(update={"shard": None})
+    run_file = recorded_run.files.directory / RUN_FILE
+    spec = EpisodeSpec.of(config, run_file)
+    factory, _ = recorded_agent(config, agent, str(run_file if recorded_run.meta else source))
     judge, judge_samples = _recorded_judge(recorded_run, metrics)
-    options = {
-        "default": settings.options_for("default"),
-        "agent": settings.options_for("agent", recorded=first.model("agent")),
-        "emulator": settings.options_for("emulator", recorded=first.model("emulator")),
-        "evaluator": settings.options_for("evaluator", recorded=judge),
-        **({"user": settings.options_for("user", recorded=first.model("user"))} if config.user else {}),
-        **({"monitor": settings.options_for("monitor")} if "monitor" in config.gates else {}),
-        **{role: settings.options_for(role, recorded=first.model(role)) for role in _checker_roles(config)},
-    }
+    options = recorded_models(settings, spec, first, judge)
+    options["emulator"] = settings.options_for("emulator", recorded=first.model("emulator"))
     for seed in range(1, seeds + 1):
         options[f"emulator@{seed}"] = world_options(options["emulator"], seed, emulator_temperature)
     hub = _hub(options, settings, chat_factory)
@@ -130,12 +133,12 @@ def prepare(
         of_cases=len(set(names)),
         originals=originals,
         config=config,
+        spec=spec,
         options=options,
         hub=hub,
         bench=Benchmark(toolkits=kits),
         cases=case_of,
-        gates=list(build_gates(config.gates, hub)),
-        agent=get_agent(agent),
+        agent=factory,
         scorers=[s for s in _scorers_of(recorded_run) if s.info.name in wanted],
         ctx=ScoringContext(hub=hub, toolkits=kits, samples=judge_samples),
     )

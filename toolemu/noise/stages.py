@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from pathlib import Path
 
-from toolemu.episode import EpisodeBuilder, EpisodeConfig
+from toolemu.episode.builder import EpisodeBuilder
 from toolemu.log import TRAJECTORIES, RobustWorld, RunConfig, Trajectory, read_run, run_files
 from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.noise.episodes import in_new_world
@@ -45,7 +45,7 @@ def _play(
             workers=batch_size,
             label=label,
             show_progress=show_progress,
-            stop=builder.config.stop,
+            stop=builder.stop,
         )
     finally:
         writer.close()
@@ -100,7 +100,7 @@ def play_trials(
     pairs = [[ep.trajectory.case_name, ep.trajectory.trial] for ep in setup.originals]
     run_id, done = _open(folder, setup.config, pairs + [[traj.case_name, t] for traj, t in new])
     reused = _copy_originals(setup, folder, done)
-    builder = EpisodeBuilder(setup.hub, EpisodeConfig.of(setup.config, run_id), setup.bench, setup.agent, setup.gates)
+    builder = EpisodeBuilder(setup.hub, setup.spec, setup.bench, setup.agent, run_id)
 
     def trial(item: Item) -> Trajectory:
         traj, number = item
@@ -118,9 +118,8 @@ def play_world(setup: NoiseSetup, out: Path, seed: int, batch_size: int, show_pr
     played = [t for t in read_run(out / TRIALS_DIR, evaluations=False).trajectories if t.status != "error"]
     folder = seed_dir(out, seed)
     run_id, done = _open(folder, identity, [list(t.key) for t in played])
-    emulator = ReseededEmulator(setup.hub.model(f"emulator@{seed}"), setup.config.simulator_type, f"noise-{seed}")
-    config = EpisodeConfig.of(setup.config, run_id)
-    builder = EpisodeBuilder(setup.hub, config, setup.bench, setup.agent, setup.gates, emulator=emulator)
+    emulator = ReseededEmulator(setup.hub.model(f"emulator@{seed}"), setup.spec.simulator_type, f"noise-{seed}")
+    builder = EpisodeBuilder(setup.hub, setup.spec, setup.bench, setup.agent, run_id, emulator=emulator)
 
     def replay(item: Item) -> Trajectory:
         return in_new_world(builder, item[0], setup.cases[item[0].case_name])

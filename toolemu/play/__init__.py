@@ -2,13 +2,12 @@
 the same pipeline and into the same kind of run folder as any model."""
 
 from toolemu.play.agent import TerminalAgent, read_agent_line
-from toolemu.play.session import SIDES, PlayConfig, PlayResult, Side, play
+from toolemu.play.session import SIDES, PlayResult, Side, play, played
 from toolemu.play.terminal import PlayerLeft, Terminal, WordCompleter
 from toolemu.play.user import TerminalUser
 
 __all__ = [
     "SIDES",
-    "PlayConfig",
     "PlayResult",
     "PlayerLeft",
     "Side",
@@ -17,5 +16,6 @@ __all__ = [
     "TerminalUser",
     "WordCompleter",
     "play",
+    "played",
     "read_agent_line",
 ]

@@ -54,7 +54,8 @@ def _safety(views: list[EpisodeView], info: MetricInfo) -> tuple[Rate, Rate]:
 def filter_use(run: LoadedRun) -> RealismFilterUse | None:
     """What the realism filter did; None where the run had none (and no step says otherwise)."""
     meta = next((log.meta for log in run.all_logs if log.meta is not None), None)
-    redrafts = meta.config.realism_filter if meta is not None else 0
+    recorded = meta.config.element("realism_filter") if meta is not None else None  # as run.json records it
+    redrafts = recorded.get("redrafts", 0) if isinstance(recorded, dict) else 0
     steps = [s for ep in run.episodes for s in ep.steps]
     drafts = [d for s in steps for d in s.rejected_drafts]
     trajectories = [ep.trajectory for ep in run.sources or []]

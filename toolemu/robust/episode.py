@@ -4,7 +4,8 @@ The agent's recorded actions before the step the failure hinges on (toolemu.robu
 they were, each through the whole pipeline (gates, the user, the tool), so each gets a fresh observation from the new
 world. Replaying stops early at the first action the new world rejects where the recorded one did not (its
 observation is an exception): the action no longer fits, so the agent takes over from there. Then the agent acts
-itself, with the steps left of the run's limit, and the episode ends as any other.
+itself, with the steps left of the run's limit, and the episode ends as any other. An agent outside (an agent's
+command, `mcp-cmd:`) then drives the episode as it drives any: from the world the replayed actions left.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolemu.emulator import Emulation, Emulator
-from toolemu.episode import EpisodeBuilder, ReplayedTurns
+from toolemu.episode.builder import EpisodeBuilder, EpisodeDriver
+from toolemu.episode.pipeline import ReplayedTurns
 from toolemu.llm import RoleModel
+from toolemu.llm.options import ModelDescription
 from toolemu.llm.secrets import clip
 from toolemu.log import Trajectory
 from toolemu.specs import Case
@@ -65,8 +68,15 @@ def rerun(builder: EpisodeBuilder, original: Trajectory, case: Case, fixed: int)
     episode = builder.start(case, original.case_idx, original.trial, policies=policies_of(original))
     recorded = [s for s in original.steps if not s.by_user][:fixed]
     replayed = ReplayedTurns(recorded, episode.elements)
-    episode.run(episode.pipeline(before=[replayed]))
-    traj = episode.finish()
+    agent = episode.agent
+    models: dict[str, ModelDescription] = {}
+    if isinstance(agent, EpisodeDriver):  # the recorded actions, then the agent's command drives the rest
+        episode.run(replayed)
+        if episode.state.ended is None:
+            episode.guard(lambda: models.update(agent.drive(episode)))
+    else:
+        episode.run(episode.pipeline(before=[replayed]))
+    traj = episode.finish(models=models)
     assert builder.emulator is not None
     traj.emulator_id = builder.emulator.config_id
     at = replayed.stopped_at

@@ -5,10 +5,13 @@ say which failures stand.
     <out>/robust.json     the summary (toolemu.log.robust.RobustSummary); `toolemu report RUN` shows it when
                           <out> is RUN/robust
 
-The models are the run's own, as its records name them (the agent, the user, the judge with its samples), unless
-the command line names one; the emulator is the run's or `--emulator-model`, with seed i drawing world i: the model's
-seed and a cache salt of its own. Every seed folder resumes: a re-run finished before is kept, one that errored is
-run again, and judgements resume as `toolemu evaluate`'s do.
+The episode is the run's own, as its run.json records it (its EpisodeSpec: the gates, the user, the realism filter,
+any registered element), and so is the agent (ours, a registered or imported one, or an outside agent's command:
+`RobustSummary.agent` says which) unless `agent` names another. The models are the run's own, as its records name
+them (the agent, each element's role, the judge with its samples), unless the command line names one; the emulator is
+the run's or `--emulator-model`, with seed i drawing world i: the model's seed and a cache salt of its own. Every seed
+folder resumes: a re-run finished before is kept, one that errored is run again, and judgements resume as
+`toolemu evaluate`'s do.
 """
 
 from __future__ import annotations
@@ -20,15 +23,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from toolemu.agents.registry import AgentFactory, get_agent
-from toolemu.episode import EpisodeBuilder, EpisodeConfig
-from toolemu.episode.realism_filter import USAGE_ROLE as REALISM_ROLE
+from toolemu.episode.builder import EpisodeBuilder
+from toolemu.episode.spec import CORE_ROLES, EpisodeSpec
 from toolemu.errors import InputError
-from toolemu.gates import build_gates
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ResponseCache, UsageTracker, build_chat_model
 from toolemu.llm.model import ChatFactory
 from toolemu.llm.options import ModelDescription
 from toolemu.llm.registry import get_provider
-from toolemu.llm.secrets import load_dotenv_file
+from toolemu.llm.secrets import REDACTED, load_dotenv_file
 from toolemu.log import (
     RUN_FILE,
     TRAJECTORIES,
@@ -82,11 +84,37 @@ def _recorded_judge(run: RunLog, headline: list[MetricInfo]) -> tuple[ModelDescr
     return None, 1
 
 
-def _checker_roles(config: RunConfig) -> list[str]:
-    """The roles that check an episode as it runs (the realism filter's judge, the user's reviewer): a re-run asks
-    the models the run recorded for them, as it does for the agent and the user."""
-    roles = [REALISM_ROLE] if config.realism_filter and config.realism_judge else []
-    return roles + (["reviewer"] if config.user and config.user_reviewer else [])
+def recorded_models(
+    settings: LLMSettings, spec: EpisodeSpec, first: Trajectory, judge: ModelDescription | None
+) -> dict[str, ModelOptions]:
+    """The models of a run played again: the agent's, the judge's and each element's role's, as the run's records
+    name them (unless `settings` name one); the emulator's is the caller's to draw worlds from."""
+    roles = [r for r in spec.roles() if r not in CORE_ROLES]
+    return {
+        "agent": settings.options_for("agent", recorded=first.model("agent")),
+        "evaluator": settings.options_for("evaluator", recorded=judge),
+        **{role: settings.options_for(role, recorded=first.model(role)) for role in roles},
+    }
+
+
+def recorded_agent(config: RunConfig, agent: str | AgentFactory | None, source: str) -> tuple[AgentFactory, str]:
+    """The agent a run is played again with, and what to call it: `agent` where given, else the run's own, as its
+    run.json records it (ours, a registered or imported one, an outside agent's command). One that played from
+    outside (a person, a gym, an MCP client) cannot be played again; a command recorded with its keys as *** is
+    given again with `--agent`."""
+    if agent is not None:
+        return get_agent(agent), f"{agent if isinstance(agent, str) else repr(agent)} (--agent)"
+    outside = {"a person": config.play == "agent", "a gym's agent": config.gym, "an MCP client": config.mcp}
+    outside = next((who for who, was in outside.items() if was), "")
+    if outside:
+        message = f"expected a run of an agent that can be played again: its agent was {outside}; name one with --agent"
+        raise InputError.single(source, message, field="config")
+    if config.agent is None:
+        return get_agent(None), f"ours ({config.agent_type}, {config.agent_format}), as the run's"
+    if REDACTED in config.agent:
+        message = "the run's agent command is recorded with its keys as ***: give it again with --agent mcp-cmd:..."
+        raise InputError.single(source, message, field="config.agent")
+    return get_agent(config.agent), f"{config.agent}, as the run's"
 
 
 def _seed_options(base: ModelOptions, seed: int, temperature: float | None) -> ModelOptions:
@@ -191,23 +219,17 @@ def robust_failures(
     out = out or default_out(run)
     first = recorded_run.trajectories[0]
     recorded = _recorded_config(recorded_run, first)
+    run_file = recorded_run.files.directory / RUN_FILE
+    spec = EpisodeSpec.of(recorded, run_file)
+    factory, agent_label = recorded_agent(recorded, agent, str(run_file if recorded_run.meta else source))
     judge, samples = _recorded_judge(recorded_run, headline)
-    options = {
-        "default": settings.options_for("default"),
-        "agent": settings.options_for("agent", recorded=first.model("agent")),
-        "evaluator": settings.options_for("evaluator", recorded=judge),
-        **({"user": settings.options_for("user", recorded=first.model("user"))} if recorded.user else {}),
-        **({"monitor": settings.options_for("monitor")} if "monitor" in recorded.gates else {}),
-        **({role: settings.options_for(role, recorded=first.model(role)) for role in _checker_roles(recorded)}),
-    }
+    options = recorded_models(settings, spec, first, judge)
     base = settings.options_for("emulator", recorded=first.model("emulator"))
     for seed in range(1, seeds + 1):
         options[f"emulator@{seed}"] = _seed_options(base, seed, emulator_temperature)
     hub = _hub(options, settings, chat_factory)
     kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
     cases = {f.key: _case_of(f.trajectory, kits, source) for f in failures}
-    gates = build_gates(recorded.gates, hub)
-    factory = get_agent(agent)
     scorers = _scorers_of(recorded_run)
     ctx = ScoringContext(hub=hub, toolkits=kits, samples=samples)
     plans = {f.key: hinge(f.trajectory) for f in failures}
@@ -216,14 +238,12 @@ def robust_failures(
         seed_dir = out / f"seed-{seed}"
         emulator_options = options[f"emulator@{seed}"]
         world = RobustWorld(source=source, seed=seed, emulator=emulator_options.description())
-        identity = recorded.model_copy(update={"robust": world})
+        identity = recorded.model_copy(update={"robust": world, **({"agent": agent} if isinstance(agent, str) else {})})
         plan = {"expected_pairs": [list(f.key) for f in failures], "models": {r: o.model for r, o in options.items()}}
         _same_settings(seed_dir, identity)
         run_id, done, _ = prepare_dump_dir(seed_dir, identity, plan)  # set-aside lines are kept there
-        emulator = ReseededEmulator(hub.model(f"emulator@{seed}"), recorded.simulator_type, f"robust-{seed}")
-        builder = EpisodeBuilder(
-            hub, EpisodeConfig.of(recorded, run_id), Benchmark(toolkits=kits), factory, gates, emulator=emulator
-        )
+        emulator = ReseededEmulator(hub.model(f"emulator@{seed}"), spec.simulator_type, f"robust-{seed}")
+        builder = EpisodeBuilder(hub, spec, Benchmark(toolkits=kits), factory, run_id, emulator=emulator)
 
         def one(failure: Judged, seed: int = seed, builder: EpisodeBuilder = builder) -> Trajectory:
             fixed, why = plans[failure.key]
@@ -241,7 +261,7 @@ def robust_failures(
                 workers=batch_size,
                 label=f"re-runs (seed {seed})",
                 show_progress=show_progress,
-                stop=builder.config.stop,
+                stop=builder.stop,
             )
         finally:
             writer.close()
@@ -251,7 +271,7 @@ def robust_failures(
                 stop.stopped_by(judged_now.stop_kind, judged_now.stop_reason)
         if stop.stop_kind:
             break
-    summary = summarise(run, recorded_run, judged, failures, plans, out, seeds, base, emulator_temperature)
+    summary = summarise(run, recorded_run, judged, failures, plans, out, seeds, base, emulator_temperature, agent_label)
     summary.stop_kind, summary.stop_reason, summary.not_run = stop.stop_kind, stop.stop_reason, len(stop.not_run)
     return summary
 
@@ -280,6 +300,7 @@ def summarise(
     seeds: int,
     emulator: ModelOptions,
     emulator_temperature: float | None,
+    agent: str | None = None,
 ) -> RobustSummary:
     """Read every seed folder back and count; writes <out>/robust.json."""
     reruns: dict[tuple[str, int], list[Rerun]] = {f.key: [] for f in failures}
@@ -317,6 +338,7 @@ def summarise(
         source=str(run),
         out=str(out),
         seeds=list(range(1, seeds + 1)),
+        agent=agent,
         emulator=emulator.model,
         emulator_temperature=emulator_temperature
         if emulator_temperature is not None

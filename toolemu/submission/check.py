@@ -235,7 +235,7 @@ def _check_settings(runs: list[LoadedRun], out: Checked) -> None:
         simulator_type=e["simulator_type"],
         evaluator=RoleSettings.model_validate_json(evaluator),  # type: ignore[arg-type]
         max_iterations=c.max_iterations if c is not None else None,
-        gates=list(c.gates) if c is not None else [],
+        gates=list(c.element("gates") or []) if c is not None else [],  # as run.json records them
     )
 
 

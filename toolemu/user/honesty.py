@@ -12,8 +12,9 @@ A flagged reply is asked again with the facts it invented named, as a reply in w
 question are already done and are not repeated). Every turned-down reply is kept in `UserReply.review.rejected`, and
 what the reply that stands still states without support in `review.unsupported`: the report counts both.
 
-The re-asks are bounded (the CLI's --user-reasks, RunConfig.user_reasks: at most 10), and a stopping run (Ctrl-C,
-SIGTERM) is heard before each one: `stopping`, given by the episode, raises then, so no run waits for them.
+The re-asks are bounded (at most 10: --user-reasks, `UserSpec.reasks` in toolemu.episode.features.user), and a
+stopping run (Ctrl-C, SIGTERM) is heard before each one: `stopping`, given by the episode, raises then, so no run waits
+for them.
 """
 
 from __future__ import annotations
