@@ -155,15 +155,20 @@ class RunLog:
 
 
 def read_run(
-    path: Path, *, scrub: bool = True, evaluations: bool = True, listing: list[str] | FolderListing | None = None
+    path: Path,
+    *,
+    scrub: bool | Callable[[str], str] = True,
+    evaluations: bool = True,
+    listing: list[str] | FolderListing | None = None,
 ) -> RunLog:
     """Read a run directory or a trajectory file with every `_eval_<type>.jsonl` beside it.
 
     `scrub` redacts secrets set in this environment from every line before it is parsed: dumps written by other
-    tools, or before a key was set, may hold one, and it must never reach a report. `listing`: the names in the
-    trajectories' folder, where the caller has listed it (a study folder of hundreds of dumps is listed once)."""
+    tools, or before a key was set, may hold one, and it must never reach a report (a scrubber: the caller's
+    `redactor()`, made once for many runs). `listing`: the names in the trajectories' folder, where the caller has
+    listed it (a study folder of hundreds of dumps is listed once)."""
     files = run_files(path)
-    clean = redactor() if scrub else None
+    clean = scrub if callable(scrub) else redactor() if scrub else None
     trajectories, problems = read_trajectories(files.trajectories, clean)
     raw_ours = any(t.schema_version for t in trajectories)
     meta = read_meta(files.run_file) if files.run_file is not None and files.run_file.is_file() else None

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 from pydantic import BaseModel
 
 from toolemu.errors import InputError
@@ -28,7 +27,7 @@ from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.checks import checks_vs_judge
 from toolemu.reporting.cost import run_cost
 from toolemu.reporting.fidelity import toolkit_fidelity
-from toolemu.reporting.flips import read_rejudged, run_flips
+from toolemu.reporting.flips import Rejudged, read_rejudged, run_flips
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.judge_audit import run_audits
 from toolemu.reporting.judges import Member, judge_sections, score_judge, unapplied
@@ -366,7 +365,7 @@ def reduce_run(run: LoadedRun) -> RunPart:
     for by, members in breakdowns(f.views):
         groups += [group_stats(f, by, key, positions, mine) for key, positions in members.items()]
     passes = [p for info in mine if (p := pass_k(f, info)).cases]
-    rejudged = [read_rejudged(log) for log in run.all_logs]
+    rejudged = [read_rejudged(log) if log.rejudge_files else Rejudged(log) for log in run.all_logs]
     part = RunPart(
         run=run,
         groups=groups,
@@ -429,17 +428,11 @@ def slim_run(part: RunPart) -> None:
 
 def _shared_score(score: Score, shared: dict[Any, Any]) -> Score:
     """The score without its details (metadata, explanation, summary), one object for every equal one."""
-    judge = score.judge
-    who = None if judge is None else (judge.scorer, judge.version, judge.kind, judge.model, judge.prompt)
-    if judge is not None:
-        who += (judge.schema_version, orjson.dumps(judge.parameters, option=orjson.OPT_SORT_KEYS))
+    vars(score).update(metadata={}, explanation="", summary="")
     key = ("score", score.scorer, score.metric, score.status, score.value, score.label, score.error, score.samples)
-    key += (score.judge_id, who)
-    found = shared.get(key)
-    if found is None:
-        vars(score).update(metadata={}, explanation="", summary="")
-        found = shared[key] = score
-    return found
+    key += (score.judge_id, score.judge is None)
+    found = shared.setdefault(key, score)
+    return found if found is score or found.judge == score.judge else score
 
 
 def _share_fields_set(model: BaseModel, shared: dict[Any, Any]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -148,11 +149,14 @@ def load_group(
     traces: TraceSink | None = None,
     label: str | None = None,
     listings: dict[Path, FolderListing] | None = None,
+    slim: bool = True,
+    scrub: Callable[[str], str] | None = None,
 ) -> LoadedRun:
     """The files of one run (a run, or the shards of one) read as one run, in the group's order. With `traces`,
-    each episode's trace goes there and the run keeps slim records. `label`: the run's name in the report, where
-    the caller has made the names of several runs unique (`run_labels`). `listings`: folders the caller has listed
-    (a study's folder, listed once for all its runs)."""
+    each episode's trace goes there and the run keeps slim records (`slim=False`: whole, for a caller that drops
+    them once the run is reduced). `label`: the run's name in the report, where the caller has made the names of
+    several runs unique (`run_labels`). `listings`: folders the caller has listed (a study's folder, listed once
+    for all its runs). `scrub`: the secrets' scrubber, where the caller made one for every run."""
     # Every scorer any shard has is the run's: a shard without its eval file shows those evaluations as missing.
     files = [run_files(path) for path in group.paths]
     listings = {} if listings is None else listings
@@ -168,14 +172,15 @@ def load_group(
     episodes: list[EpisodeView] = []
     notes = list(group.notes)
     for path, run_file in zip(group.paths, files, strict=True):
-        run = read_run(path, listing=listings[run_file.directory])
+        run = read_run(path, listing=listings[run_file.directory], scrub=scrub or True)
         mine, more = run.episodes()
         notes += run.problems + more
         views = [episode_view(ep, infos, shown, str(run.files.trajectories)) for ep in mine]
         if traces is not None:
             for view in views:
                 view.trace_id = traces.add(view)
-            _slim(run, mine, views)
+            if slim:
+                _slim(run, mine, views)
         logs.append(run)
         joined += mine
         episodes += views

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from toolemu.llm.secrets import redactor
 from toolemu.log.layout import FolderListing, run_files
 from toolemu.reporting.build import RunPart, reduce_run, slim_run
 from toolemu.reporting.cache import Hashed, ReportCache, hash_file
@@ -85,6 +87,7 @@ def read_parts(
     groups = group_runs(paths, group_by)
     labels = run_labels(groups)
     listings = Listings()
+    scrub = redactor()  # the environment's secrets read once for every file of the report
     parts: list[RunPart] = []
     inputs = [run_inputs(g, listings) for g in groups] if cache is not None else [[] for _ in groups]
     # The files no digest is known of are hashed by a thread ahead of the reading (hashlib lets it run alongside):
@@ -94,7 +97,7 @@ def read_parts(
         hashing = [_hash_ahead(pool, cache, files) for files in inputs]
         with gc_paused():  # records hold no cycles: each run's are freed by reference counting as it is slimmed
             for group, label, files, hashed in zip(groups, labels, inputs, hashing, strict=True):
-                parts.append(_one(group, label, traces, cache, listings, files, hashed))
+                parts.append(_one(group, label, traces, cache, listings, files, hashed, scrub))
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -130,6 +133,7 @@ def _one(
     listings: Listings,
     files: list[Path],
     hashed: Future[dict[Path, Hashed | None]] | None,
+    scrub: Callable[[str], str],
 ) -> RunPart:
     keyed = None
     if cache is not None:
@@ -143,7 +147,7 @@ def _one(
             if _restore_traces(part, kept, traces):
                 return part
     recorder = _Recorder(traces)
-    run = load_group(group, recorder, label, listings)
+    run = load_group(group, recorder, label, listings, slim=False, scrub=scrub)
     part = reduce_run(run)
     slim_run(part)
     if keyed is not None:
