@@ -44,9 +44,9 @@ def emulator_alone(calls: int, per_episode: int, latency: float) -> list[float]:
     os.environ["TOOLEMU_DRY_RUN_LATENCY_S"] = str(latency)
     from toolemu.agents import AgentTurn
     from toolemu.episode import EpisodeBuilder, EpisodeSpec
+    from toolemu.episode.builder import OutsideAgent
     from toolemu.llm import LLMSettings, build_hub
     from toolemu.log import ToolCall
-    from toolemu.mcp.serve import OutsideAgent
     from toolemu.specs import load_cases
 
     bench = load_cases()
@@ -57,7 +57,7 @@ def emulator_alone(calls: int, per_episode: int, latency: float) -> list[float]:
     episode = None
     for i in range(calls):
         if i % per_episode == 0:
-            episode = builder.start(case, index, i, agent=OutsideAgent())
+            episode = builder.start(case, index, i, agent=OutsideAgent("mcp"))
         turn = AgentTurn(thought="", calls=[ToolCall(tool=TOOL, tool_input={"query": f"q{i}"})])
         start = time.perf_counter()
         episode.apply(turn)  # type: ignore[union-attr]

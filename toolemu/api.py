@@ -7,9 +7,10 @@ the scripts and the notebooks only parse arguments and call them.
                          dump_dir=Path("dumps/try"))
     print(result.report.overall("try"))
 
-Agents, gates and scorers may be given by name (as on the command line) or as objects: `agent=MyAgent`,
-`gates=[MyGate()]`, `scorers=["safety", MyScorer()]`. The episode's features are element specs in the run's settings:
-`RunConfig(elements=[UserSpec(max_user_turns=3), RealismSpec(2)])` (`toolemu.episode`).
+Agents and scorers may be given by name (as on the command line) or as objects: `agent=MyAgent`,
+`scorers=["safety", MyScorer()]`. The episode's features are element specs in the run's settings, gates among them
+by spec or as objects: `RunConfig(elements=[GatesSpec(["policy.yaml", MyGate()]), UserSpec(max_user_turns=3)])`
+(`toolemu.episode`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,8 @@ from pathlib import Path
 
 from toolemu.agents import AgentLike
 from toolemu.agents.registry import AgentFactory, get_agent
-from toolemu.episode.features.gates import GatesSpec
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
-from toolemu.gates import Gate
 from toolemu.llm import LLMSettings, ModelHub, UsageTracker, build_hub
 from toolemu.llm.secrets import redact_command
 from toolemu.llm.usage import BudgetUse
@@ -87,14 +86,6 @@ def resolve_scorers(scorers: Sequence[str | Scorer]) -> list[Scorer]:
     return list(chosen.values())
 
 
-def with_gates(config: RunConfig, gates: Sequence[str | Gate] | None) -> RunConfig:
-    """The settings with these gates (`--gate` specs or gate objects) in place of theirs; None keeps theirs."""
-    if gates is None:
-        return config
-    spec = EpisodeSpec.of(config).without(GatesSpec.name)
-    return config.model_copy(update={"elements": spec.with_elements(GatesSpec(tuple(gates))).elements})
-
-
 def emulate(
     *,
     dump_dir: Path,
@@ -103,15 +94,14 @@ def emulate(
     cases: Sequence[Path] | None = None,
     toolkits: Sequence[Path] | None = None,
     agent: str | AgentFactory | AgentLike | None = None,
-    gates: Sequence[str | Gate] | None = None,
     hub: ModelHub | None = None,
     show_progress: bool = True,
 ) -> RunSummary:
     """Run agents against emulated toolkits: one trajectory per (case, trial) in `dump_dir` (resumable).
 
     `agent`: a registered name, `package.module:factory`, or a factory or agent object (default: ours, in
-    `config.agent_format`). `gates`: `--gate` specs or gate objects (default: the config's)."""
-    config = with_gates(config or RunConfig(), gates)
+    `config.agent_format`)."""
+    config = config or RunConfig()
     factory = get_agent(agent if agent is not None else config.agent)
     hub = hub or build_hub(settings or LLMSettings(), EpisodeSpec.of(config).roles())
     config = config.model_copy(update={"agent": agent_name(agent) or config.agent})
@@ -222,7 +212,6 @@ def run(
     cases: Sequence[Path] | None = None,
     toolkits: Sequence[Path] | None = None,
     agent: str | AgentFactory | AgentLike | None = None,
-    gates: Sequence[str | Gate] | None = None,
     scorers: Sequence[str | Scorer] = DEFAULT_SCORERS,
     samples: int = 1,
     evaluate_after: bool = True,
@@ -232,7 +221,7 @@ def run(
     """Emulate, then evaluate every trajectory (with a panel when `judges` names several models), then write the
     report. One hub, so one budget for the command; the run directory stays locked against other writers
     throughout."""
-    config = with_gates(config or RunConfig(), gates)
+    config = config or RunConfig()
     settings, panel = with_panel(settings or LLMSettings(), judges)
     hub = build_hub(settings, (*EpisodeSpec.of(config).roles(), *(j.role for j in panel)))
     output_dir(dump_dir, "--dump-dir")

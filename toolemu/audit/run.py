@@ -21,10 +21,9 @@ from toolemu.audit.mutate import Draft, Subject, control, mutants
 from toolemu.audit.rates import tally
 from toolemu.emulator import EMULATOR_TYPES, Emulator
 from toolemu.errors import InputError
-from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ResponseCache, UsageTracker, build_chat_model
+from toolemu.llm import LLMSettings, ModelHub, ModelOptions, build_chat_model, build_hub
 from toolemu.llm.model import ChatFactory
-from toolemu.llm.registry import get_provider
-from toolemu.llm.secrets import clip, load_dotenv_file
+from toolemu.llm.secrets import clip
 from toolemu.log import Episode, Evaluation, Trajectory, read_run, write_json_atomic
 from toolemu.log.evaluation import short_hash
 from toolemu.log.judge_audit import (
@@ -106,10 +105,7 @@ def _hub(
         options.setdefault(spec.role, settings.options_for(spec.role, recorded=spec.recorded))
     if emulate:
         options["emulator"] = settings.options_for("emulator", recorded=first.model("emulator"))
-    load_dotenv_file()
-    cacheable = any(get_provider(o.provider).cacheable for o in options.values())
-    cache = ResponseCache(settings.cache_path, settings.cache if cacheable else "off")
-    return ModelHub(options, cache, UsageTracker(settings.budget()), chat)
+    return build_hub(settings, (), chat, recorded=options)
 
 
 def _verdict(spec: JudgeSpec, ev: Evaluation) -> Verdict:

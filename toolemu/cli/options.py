@@ -257,7 +257,7 @@ def _element_group(options: tuple["Option", ...]) -> type[ElementFlags]:
     fields = []
     for o in options:
         kind: Any = list[str] | None if o.kind is list else (o.kind if o.default is not None else o.kind | None)
-        option = typer.Option(*o.flags, help=o.text, rich_help_panel=o.panel, metavar=o.metavar)
+        option = typer.Option(*o.flags, help=o.text, rich_help_panel=o.panel)
         fields.append((o.key, Annotated[kind, option], dataclasses.field(default=o.default)))
     return dataclasses.make_dataclass("ElementFlags", fields, bases=(ElementFlags,), frozen=True)
 

@@ -22,7 +22,7 @@ from toolemu.cli.run_options import (
 )
 from toolemu.cli.toolemu_names import model_string
 from toolemu.errors import InputError
-from toolemu.paths import DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
+from toolemu.paths import DEFAULT_MAX_ITERATIONS, DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
 from toolemu.prompts.agent import AGENT_TYPES
 
 if TYPE_CHECKING:
@@ -114,7 +114,6 @@ def plan_emulation(
 
     from toolemu.agents.agent import AGENT_FORMATS
     from toolemu.emulator import EMULATOR_TYPES
-    from toolemu.episode import DEFAULT_MAX_ITERATIONS
     from toolemu.llm.options import default_model_string
     from toolemu.runner import RunConfig
 

@@ -36,6 +36,7 @@ from toolemu.llm.usage import Usage
 from toolemu.log import (
     EpisodeError,
     PolicyView,
+    Step,
     Trajectory,
     accumulate,
     now,
@@ -43,6 +44,7 @@ from toolemu.log import (
 )
 from toolemu.prompts.agent import policy_text
 from toolemu.specs import Benchmark, Case
+from toolemu.specs.models import Toolkit
 from toolemu.specs.policy import PolicyDoc
 from toolemu.user import UserLike
 
@@ -58,6 +60,17 @@ class EpisodeDriver(Protocol):
     format: str
 
     def drive(self, episode: Episode) -> dict[str, ModelDescription]: ...
+
+
+class OutsideAgent:
+    """The agent seat of an episode driven from outside (a gym's `step`, an MCP client's calls): the driver applies
+    each turn it gets (`Episode.apply`), and nothing inside asks this agent for one."""
+
+    def __init__(self, format: str) -> None:
+        self.format = format
+
+    def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
+        raise RuntimeError(f"an episode driven from outside ({self.format}) gets its turns from its driver")
 
 
 @dataclass

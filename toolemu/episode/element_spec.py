@@ -1,23 +1,11 @@
-"""Element specs: each episode feature declared once, in one class, and registered once.
-
-An element spec is a frozen dataclass of one feature's settings (the gates, the simulated user, a replay, the
-realism filter, one of one's own), and declares everything about it:
-
-- `roles()`: the model roles it needs; a hub lists exactly the roles of its spec, and a role no spec lists is an
-  error, never another role's model;
-- `build(builder)`: its call elements, each at its place in the pipeline (`PRE_CALL` ... `POST_CALL`), made once
-  per builder (`toolemu.episode.builder`); `start(state, builder)` readies each episode's state, and
-  `after_run(folder)` records what it must in a driver's run folder once episodes are written (the gate audit);
-- `identity()`: its share of the run's identity (run.json's `config`, what must match to resume), recorded under its
-  `name`, and `recorded(value)` reading it back; None adds nothing (a replay);
-- `options`: its command-line options, and `from_options(values)` the spec they ask for (None: the feature is off).
-  Every command that runs episodes (run, emulate, play, mcp serve) takes every registered element's options.
-
-A field with a bound (`bounds`) is checked when the spec is made, from the library, the command line or a run.json.
-
-`register_element(cls)` adds one; the built-ins are registered in `toolemu.builtins`. This module and the element
-specs import nothing heavy at the top (the CLI reads their options to build a command, for --help too): what an
-element builds is imported inside `build`.
+"""Element specs: each episode feature (the gates, the simulated user, a replay, the realism filter, one of one's
+own) declared once, in one frozen dataclass of its settings, and registered once (`register_element`; the built-ins
+in `toolemu.builtins`). It declares its model `roles()` (a hub lists exactly its spec's), its call elements and
+their places (`build`, once per builder; `start` readies each episode's state), its share of the run's identity
+(`identity`, what must match to resume, and `recorded` reading it back; None adds nothing), what it records in a run
+folder (`after_run`), and its command-line `options` with `from_options`, which every command that runs episodes
+takes. A field with a bound (`bounds`) is checked whenever a spec is made. Nothing heavy is imported at the top here
+or in an element spec: the CLI reads their options to build a command, --help too.
 """
 
 from __future__ import annotations
@@ -57,7 +45,6 @@ class Count:
     unit: str  # what one of the count is, for the message
 
     def problem(self, value: object) -> str | None:
-        """What is wrong with `value`, or None."""
         if not isinstance(value, int) or isinstance(value, bool):
             return f"expected a whole number, got {value!r}"
         if value < self.least:
@@ -67,7 +54,7 @@ class Count:
         return None
 
     @property
-    def range(self) -> str:
+    def range(self) -> str:  # for a help text
         return f"{self.least:,} to {self.most:,}"
 
 
@@ -86,7 +73,6 @@ class Option:
     panel: str = "Episode"
     role: str | None = None
     count: Count | None = None
-    metavar: str | None = None
 
     @property
     def flag(self) -> str:
@@ -100,7 +86,7 @@ class Option:
         """A count past its bound is bad input naming the flag (exit 2)."""
         problem = self.count.problem(value) if self.count is not None and value is not None else None
         if problem is not None:
-            raise InputError.single("command line", problem, field=self.flag)
+            raise refuse(self.flag, problem)
 
 
 def refuse(flag: str, message: str) -> InputError:
@@ -109,7 +95,7 @@ def refuse(flag: str, message: str) -> InputError:
 
 
 class ElementSpec:
-    """The base of every element spec (a frozen dataclass of its settings); see the module's docstring."""
+    """The base of every element spec; see the module's docstring."""
 
     name: ClassVar[str] = ""
     options: ClassVar[tuple[Option, ...]] = ()
@@ -124,30 +110,24 @@ class ElementSpec:
     def roles(self) -> tuple[str, ...]:
         return ()
 
-    def identity(self) -> Any:
-        """What it adds to the run's identity under `name` (None: nothing)."""
+    def identity(self) -> Any:  # its value under `name` in run.json's config; None: nothing
         return None
 
     @classmethod
-    def recorded(cls: type[E], value: Any) -> E:
-        """The spec a run.json's identity records (ValueError, TypeError: it cannot be read)."""
+    def recorded(cls: type[E], value: Any) -> E:  # ValueError or TypeError: it cannot be read
         raise ValueError(f"{cls.name} is not recorded in a run's identity")
 
     @classmethod
-    def from_options(cls: type[E], values: Mapping[str, Any]) -> E | None:
-        """The spec the command-line options ask for, None where they leave the feature off; a contradiction is an
-        InputError naming the flag (`refuse`)."""
+    def from_options(cls: type[E], values: Mapping[str, Any]) -> E | None:  # a contradiction: `refuse`
         return None
 
-    def build(self, builder: EpisodeBuilder) -> list[Placed]:
-        """Its call elements, each with its place; made once per builder and shared by its episodes."""
+    def build(self, builder: EpisodeBuilder) -> list[Placed]:  # shared by the builder's episodes
         return []
 
     def start(self, state: EpisodeState, builder: EpisodeBuilder) -> None:
-        """Ready a new episode's state (the agent's AskUser, the usage of its roles)."""
+        pass
 
-    def after_run(self, folder: Path) -> list[str]:
-        """Record what it must in a run folder a driver has written episodes to; lines to show."""
+    def after_run(self, folder: Path) -> list[str]:  # lines to show
         return []
 
 
@@ -164,8 +144,7 @@ def register_element(cls: type[E]) -> type[E]:
 
 
 def element_classes() -> list[type[ElementSpec]]:
-    """Every registered element spec, in the order of registration: the order of the run's identity and of each
-    element's options in a command's help."""
+    """In the order of registration: the run's identity's, and their options' in a command's help."""
     ensure_builtins("elements")
     return list(_ELEMENTS.values())
 
@@ -176,7 +155,6 @@ def element_class(name: str) -> type[ElementSpec] | None:
 
 
 def element_options() -> list[Option]:
-    """Every registered element's options, each once (the CLI's episode options)."""
     return [option for cls in element_classes() for option in cls.options]
 
 

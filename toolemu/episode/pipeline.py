@@ -90,29 +90,32 @@ class ToolCalls:
                 state.ended = ended
 
 
+Ending = tuple[str, str]  # (status, output)
+
+
 class ReplayedTurns:
     """Recorded actions played again, each as a turn of its own through the call elements, so each gets a fresh
     observation; it stops early at the first the new world rejects where the recorded one was accepted (the action
-    no longer fits). `replayed` and `stopped_at` say how far it got."""
+    no longer fits). `replayed` and `stopped_at` say how far it got. With `ending` (the recorded status and output),
+    every action is played whatever the world answers, and the episode then ends as recorded."""
 
-    def __init__(self, recorded: Sequence[Step], elements: Sequence[CallElement]):
-        self.recorded, self.elements = list(recorded), list(elements)
+    def __init__(self, recorded: Sequence[Step], elements: Sequence[CallElement], ending: Ending | None = None):
+        self.recorded, self.elements, self.ending = list(recorded), list(elements), ending
         self.replayed = 0
         self.stopped_at: Step | None = None
 
     def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
         for step in self.recorded:
-            turn = AgentTurn(
-                thought=step.thought,
-                calls=[step.call],
-                kept=step.agent_log,
-            )
-            apply_turn(turn, self.elements, state)
+            if state.stop.is_set():
+                raise Interrupted()
+            apply_turn(AgentTurn(thought=step.thought, calls=[step.call], kept=step.agent_log), self.elements, state)
             self.replayed += 1
             new = state.steps[-1]
-            if raised(new.observation) and not raised(step.observation) and not new.blocked:
+            if self.ending is None and raised(new.observation) and not raised(step.observation) and not new.blocked:
                 self.stopped_at = new
                 return
+        if self.ending is not None:
+            state.ended = self.ending
 
 
 def apply_turn(turn: AgentTurn, elements: Sequence[CallElement], state: EpisodeState) -> tuple[str, str] | None:

@@ -30,6 +30,13 @@ from toolemu.log import (
 )
 
 
+def emulation_of(step: Step) -> Emulation:
+    """What the emulator gave for a recorded step: its observation, thought, summary and state patch."""
+    return Emulation(
+        step.observation, step.invalid_call, step.emulator_thought, step.emulator_log_summary, state=list(step.state)
+    )
+
+
 def call_key(emulator: Emulator, call: PendingCall, state: EpisodeState) -> str:
     """The key of a call on its way through the pipeline, for the episode's emulator (whose id the trajectory
     records, so that `toolemu replay` can recompute the keys)."""
@@ -78,14 +85,7 @@ class ReplayElement:
         recorded = self.index.steps.get(key)
         if recorded is None:
             return
-        call.observation = recorded.observation
-        call.emulation = Emulation(
-            recorded.observation,
-            recorded.invalid_call,
-            recorded.emulator_thought,
-            recorded.emulator_log_summary,
-            state=list(recorded.state),
-        )
+        call.observation, call.emulation = recorded.observation, emulation_of(recorded)
         call.obs_key, call.replayed = key, True
 
 

@@ -17,10 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolemu.agents import AgentTurn
-from toolemu.emulator import Emulation
 from toolemu.episode.keys import observation_key
 from toolemu.episode.pipeline import AgentStep, Chain, Loop, ToolCalls
-from toolemu.episode.replay import ReplayIndex
+from toolemu.episode.replay import ReplayIndex, emulation_of
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.episode.state import EpisodeState, PendingCall, trial_salt
 from toolemu.errors import InputError
@@ -79,7 +78,7 @@ class RecordedOutcomes:
         call.gates, call.blocked, call.user_reply = list(step.gates), step.blocked, step.user_reply
         if not step.obs_key or step.not_run:  # the tool never answered it: a gate, the user, or a failure did
             call.observation = step.observation
-            call.emulation = _emulation(step)
+            call.emulation = emulation_of(step)
             return
         key = observation_key(state.case_key, self.emulator_id, state.salt, state.steps, call.tool, call.tool_input)
         found = self.by_key.steps.get(key)
@@ -87,18 +86,8 @@ class RecordedOutcomes:
             note = f"step {position + 1}: its prefix key {key} is not in the record (recorded {step.obs_key})"
             self.notes.append(note)
             found = step
-        call.observation, call.emulation, call.obs_key = found.observation, _emulation(found), key
+        call.observation, call.emulation, call.obs_key = found.observation, emulation_of(found), key
         call.replayed = True
-
-
-def _emulation(step: Step) -> Emulation:
-    return Emulation(
-        step.observation,
-        step.invalid_call,
-        step.emulator_thought,
-        step.emulator_log_summary,
-        state=list(step.state),
-    )
 
 
 @dataclass
@@ -116,13 +105,15 @@ class Reproduction:
         return not self.differences
 
 
-def _case_of(trajectory: Trajectory, source: str) -> Case:
+def recorded_case(trajectory: Trajectory, source: str) -> Case:
+    """The case a trajectory recorded, checked as a spec: one that cannot be read is bad input naming its field."""
     try:
         return Case.model_validate(trajectory.case)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "case"
-        raise InputError.single(source, f"the recorded case cannot be read: {err['msg']}", field=where) from None
+        message = f"the recorded case of {trajectory.case_name} cannot be read: {err['msg']}"
+        raise InputError.single(source, message, field=where) from None
 
 
 def _short(text: str) -> str:
@@ -147,7 +138,7 @@ def _step_differences(recorded: list[Step], replayed: list[Step]) -> list[str]:
 
 def reproduce(trajectory: Trajectory, source: str = "record") -> Reproduction:
     """Replay `trajectory` with no model and compare the result with it."""
-    case = _case_of(trajectory, source)
+    case = recorded_case(trajectory, source)
     agent = RecordedAgent(trajectory)
     outcomes = RecordedOutcomes(trajectory)
     state = EpisodeState(

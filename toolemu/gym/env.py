@@ -30,7 +30,7 @@ from gymnasium import spaces
 
 from toolemu.agents import AgentTurn
 from toolemu.emulator import Emulation, invalid_request
-from toolemu.episode.builder import Episode, EpisodeBuilder
+from toolemu.episode.builder import Episode, EpisodeBuilder, OutsideAgent
 from toolemu.episode.element_spec import ElementSpec
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.episode.state import PendingCall
@@ -39,7 +39,7 @@ from toolemu.errors import InputError
 from toolemu.gym.actions import ActionError, RefusedCall, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
 from toolemu.llm.options import ModelDescription
-from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, Step, ToolCall
+from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, ToolCall
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.jsonl import JsonlWriter
 from toolemu.log.layout import eval_path
@@ -47,7 +47,6 @@ from toolemu.paths import DEFAULT_MAX_ITERATIONS
 from toolemu.prompts.agent import policy_text
 from toolemu.scorers import Scorer, ScoringContext, get_scorer, score_trajectory
 from toolemu.specs import Case, load_cases
-from toolemu.specs.models import Toolkit
 
 MAX_TEXT = 1 << 20  # characters in one observation or action: far above any tool spec, output or answer
 CHARSET = string.printable
@@ -61,15 +60,6 @@ def ascii_json(text: str) -> str:
         return json.dumps(json.loads(text), ensure_ascii=True)
     except (TypeError, ValueError):
         return json.dumps(text, ensure_ascii=True)
-
-
-class OutsideAgent:
-    """The agent seat of a gym episode: the agent is outside, and its turns come in through `step`."""
-
-    format = AGENT_FORMAT
-
-    def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
-        raise RuntimeError("a gym episode's turns come from step(), not from an agent inside")
 
 
 def normalised(scorer: Scorer, evaluation: Evaluation) -> float:
@@ -176,7 +166,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
             case_idx, case = self._case(options["case"])
         else:
             case_idx, case = self.cases[int(self.np_random.integers(len(self.cases)))]
-        self._episode = self.builder.start(case, case_idx, self._trial(case.name), agent=OutsideAgent())
+        self._episode = self.builder.start(case, case_idx, self._trial(case.name), agent=OutsideAgent(AGENT_FORMAT))
         self._turns, self._done = 0, False
         state, policies = self._episode.state, self._episode.policies
         kits = state.agent_kits

@@ -119,12 +119,15 @@ def build_hub(
     roles: tuple[str, ...],
     chat_factory: ChatFactory = build_chat_model,
     tracker: UsageTracker | None = None,
+    recorded: dict[str, ModelOptions] | None = None,
 ) -> ModelHub:
     """Load .env, resolve each role's model, and say once when the embedded default is in use.
 
-    `tracker` shares one budget with another hub (one command, one budget)."""
+    `tracker` shares one budget with another hub (one command, one budget); `recorded`: roles whose models are
+    given already (a re-run's, as the run recorded them)."""
     load_dotenv_file()
-    options = {role: settings.options_for(role) for role in roles}
+    options = {role: settings.options_for(role) for role in roles} | (recorded or {})
+    roles = tuple(options)
     embedded = [
         r for r in roles if options[r].model == "local" and not settings.model and r not in settings.role_models
     ]

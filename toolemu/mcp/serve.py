@@ -34,15 +34,14 @@ from pathlib import Path
 
 import anyio
 
-from toolemu.agents import AgentTurn
-from toolemu.episode.builder import EpisodeBuilder
+from toolemu.episode.builder import EpisodeBuilder, OutsideAgent
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
 from toolemu.llm import ModelHub
 from toolemu.llm.options import ModelDescription
 from toolemu.llm.secrets import register_secret_value
 from toolemu.llm.stops import ModelAccessDenied
-from toolemu.log import Step, Trajectory
+from toolemu.log import Trajectory
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.layout import RUN_FILE
 from toolemu.log.lock import run_lock
@@ -67,15 +66,6 @@ def agent_model(client: ClientInfo | None, **more: str) -> ModelDescription:
     in `initialize`, and that clientInfo under `client` (run.json's models name the agent by the same string)."""
     client = client or ClientInfo()
     return ModelDescription.model_validate({"model": f"mcp:{client.label}", "client": client.describe(), **more})
-
-
-class OutsideAgent:
-    """The agent seat of an episode whose turns come in as MCP tool calls."""
-
-    format = AGENT_FORMAT
-
-    def next_turn(self, instruction: str, kits: list[Toolkit], steps: list[Step], cache_salt: str = "") -> AgentTurn:
-        raise RuntimeError("an MCP episode's turns come from the client's tool calls, not from an agent inside")
 
 
 def served(spec: EpisodeSpec) -> EpisodeSpec:
@@ -119,7 +109,8 @@ class SessionEpisodes:
     def __init__(self, builder: EpisodeBuilder, case: Case, case_idx: int, folder: EpisodeFolder, final_tool: bool):
         self.builder, self.case, self.case_idx, self.folder = builder, case, case_idx, folder
         docs = builder.bench.policies_for(case)
-        kits = builder.start(case, case_idx, 0, agent=OutsideAgent()).state.agent_kits  # AskUser with the user on
+        outside = OutsideAgent(AGENT_FORMAT)
+        kits = builder.start(case, case_idx, 0, agent=outside).state.agent_kits  # AskUser, with the user on
         self.tools = mcp_tools(kits, final_tool)
         instruction = "" if case.user_instruction == NO_INSTRUCTION else case.user_instruction
         self.prompts = prompts(instruction, policy_text([d.text for d in docs]) if docs else "")
@@ -138,7 +129,7 @@ class SessionEpisodes:
             if self._next is None:  # the folder is ours while serving: count on from what it holds
                 self._next = self.folder.next_trial(self.case.name)
             trial, self._next = self._next, self._next + 1
-        episode = self.builder.start(self.case, self.case_idx, trial, agent=OutsideAgent())
+        episode = self.builder.start(self.case, self.case_idx, trial, agent=OutsideAgent(AGENT_FORMAT))
         session = EpisodeSession(episode, on_end=self._record, on_stop=self._stop, client=client)
         with self.lock:
             self.sessions.append(session)

@@ -8,32 +8,11 @@ old world accepted: the agent's behaviour is held fixed, and a world that reject
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from toolemu.agents import AgentTurn
 from toolemu.episode.builder import EpisodeBuilder
-from toolemu.episode.elements import CallElement
-from toolemu.episode.pipeline import apply_turn
-from toolemu.episode.spec import EpisodeSpec
-from toolemu.episode.state import EpisodeState, Interrupted
-from toolemu.log import Step, Trajectory
+from toolemu.episode.pipeline import ReplayedTurns
+from toolemu.log import Trajectory
 from toolemu.robust.episode import policies_of
 from toolemu.specs import Case
-
-
-class ReplayAll:
-    """Every recorded action as a turn of its own through the call elements (each gets a fresh observation),
-    then the recorded ending."""
-
-    def __init__(self, recorded: Sequence[Step], elements: Sequence[CallElement], ending: tuple[str, str]):
-        self.recorded, self.elements, self.ending = list(recorded), list(elements), ending
-
-    def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
-        for step in self.recorded:
-            if state.stop.is_set():
-                raise Interrupted()
-            apply_turn(AgentTurn(thought=step.thought, calls=[step.call], kept=step.agent_log), self.elements, state)
-        state.ended = self.ending
 
 
 def in_new_world(builder: EpisodeBuilder, original: Trajectory, case: Case) -> Trajectory:
@@ -41,7 +20,7 @@ def in_new_world(builder: EpisodeBuilder, original: Trajectory, case: Case) -> T
     model failure: the episode then ends in error, as every episode does."""
     episode = builder.start(case, original.case_idx, original.trial, policies=policies_of(original))
     recorded = [s for s in original.steps if not s.by_user]  # the user's own actions are the user's to take again
-    episode.run(ReplayAll(recorded, episode.elements, (original.status, original.output)))
+    episode.run(ReplayedTurns(recorded, episode.elements, ending=(original.status, original.output)))
     traj = episode.finish(agent_format=original.agent_format)
     if builder.emulator is not None:
         traj.emulator_id = builder.emulator.config_id

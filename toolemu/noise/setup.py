@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from toolemu.agents.registry import AgentFactory
@@ -13,21 +14,12 @@ from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions
 from toolemu.llm.model import ChatFactory
-from toolemu.log import RUN_FILE, Episode, RunConfig, RunLog, read_run
+from toolemu.log import Episode, RunConfig, RunLog, read_run
 from toolemu.noise.design import choose_cases, noise_metrics, scored
-from toolemu.paths import DEFAULT_TOOLKITS
-from toolemu.robust.run import (
-    _case_of,
-    _hub,
-    _recorded_config,
-    _recorded_judge,
-    _scorers_of,
-    recorded_agent,
-    recorded_models,
-)
+from toolemu.robust.run import _case_of, _scorers_of, replaying
 from toolemu.scorers import Scorer, ScoringContext
 from toolemu.scorers.base import MetricInfo
-from toolemu.specs import Benchmark, Case, load_benchmark
+from toolemu.specs import Benchmark, Case
 
 # The bounds of the counts (the CLI's, toolemu/cli/limits.py, are the same: tests/test_noise_cli.py checks it).
 MAX_CASES = 1_000_000
@@ -52,7 +44,7 @@ def check_counts(cases: int | None, trials: int, seeds: int, samples: int, resam
             raise InputError.single("command line", message, field=flag)
 
 
-def world_options(base: ModelOptions, seed: int, temperature: float | None) -> ModelOptions:
+def world_options(base: ModelOptions, *, seed: int, temperature: float | None) -> ModelOptions:
     """The emulator of world `seed`: the run's, with its seed moved by `seed` (and `temperature` where given)."""
     update: dict[str, object] = {"seed": (base.seed or 0) + seed}
     if temperature is not None:
@@ -109,18 +101,9 @@ def prepare(
     names = [ep.trajectory.case_name for ep in judged]
     chosen = choose_cases(names, cases)
     originals = [ep for ep in judged if ep.trajectory.case_name in set(chosen)]
-    first = originals[0].trajectory
-    config = _recorded_config(recorded_run, first).model_copy(update={"shard": None})
-    run_file = recorded_run.files.directory / RUN_FILE
-    spec = EpisodeSpec.of(config, run_file)
-    factory, _ = recorded_agent(config, agent, str(run_file if recorded_run.meta else source))
-    judge, judge_samples = _recorded_judge(recorded_run, metrics)
-    options = recorded_models(settings, spec, first, judge)
-    options["emulator"] = settings.options_for("emulator", recorded=first.model("emulator"))
-    for seed in range(1, seeds + 1):
-        options[f"emulator@{seed}"] = world_options(options["emulator"], seed, emulator_temperature)
-    hub = _hub(options, settings, chat_factory)
-    kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+    worlds = {seed: partial(world_options, seed=seed, temperature=emulator_temperature) for seed in range(1, seeds + 1)}
+    again = replaying(recorded_run, originals[0].trajectory, metrics, settings, agent, toolkits, chat_factory, worlds)
+    kits = again.kits
     case_of: dict[str, Case] = {}
     for ep in originals:
         case_of.setdefault(ep.trajectory.case_name, _case_of(ep.trajectory, kits, source))
@@ -132,13 +115,13 @@ def prepare(
         chosen=chosen,
         of_cases=len(set(names)),
         originals=originals,
-        config=config,
-        spec=spec,
-        options=options,
-        hub=hub,
+        config=again.config,
+        spec=again.spec,
+        options=again.options,
+        hub=again.hub,
         bench=Benchmark(toolkits=kits),
         cases=case_of,
-        agent=factory,
+        agent=again.agent,
         scorers=[s for s in _scorers_of(recorded_run) if s.info.name in wanted],
-        ctx=ScoringContext(hub=hub, toolkits=kits, samples=judge_samples),
+        ctx=ScoringContext(hub=again.hub, toolkits=kits, samples=again.samples),
     )

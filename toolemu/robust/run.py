@@ -17,20 +17,20 @@ folder resumes: a re-run finished before is kept, one that errored is run again,
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.episode.builder import EpisodeBuilder
-from toolemu.episode.spec import CORE_ROLES, EpisodeSpec
+from toolemu.episode.reproduce import recorded_case
+from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
-from toolemu.llm import LLMSettings, ModelHub, ModelOptions, ResponseCache, UsageTracker, build_chat_model
+from toolemu.llm import LLMSettings, ModelHub, ModelOptions, build_chat_model, build_hub
 from toolemu.llm.model import ChatFactory
 from toolemu.llm.options import ModelDescription
-from toolemu.llm.registry import get_provider
-from toolemu.llm.secrets import REDACTED, load_dotenv_file
+from toolemu.llm.secrets import REDACTED
 from toolemu.log import (
     RUN_FILE,
     TRAJECTORIES,
@@ -84,19 +84,6 @@ def _recorded_judge(run: RunLog, headline: list[MetricInfo]) -> tuple[ModelDescr
     return None, 1
 
 
-def recorded_models(
-    settings: LLMSettings, spec: EpisodeSpec, first: Trajectory, judge: ModelDescription | None
-) -> dict[str, ModelOptions]:
-    """The models of a run played again: the agent's, the judge's and each element's role's, as the run's records
-    name them (unless `settings` name one); the emulator's is the caller's to draw worlds from."""
-    roles = [r for r in spec.roles() if r not in CORE_ROLES]
-    return {
-        "agent": settings.options_for("agent", recorded=first.model("agent")),
-        "evaluator": settings.options_for("evaluator", recorded=judge),
-        **{role: settings.options_for(role, recorded=first.model(role)) for role in roles},
-    }
-
-
 def recorded_agent(config: RunConfig, agent: str | AgentFactory | None, source: str) -> tuple[AgentFactory, str]:
     """The agent a run is played again with, and what to call it: `agent` where given, else the run's own, as its
     run.json records it (ours, a registered or imported one, an outside agent's command). One that played from
@@ -117,40 +104,64 @@ def recorded_agent(config: RunConfig, agent: str | AgentFactory | None, source: 
     return get_agent(config.agent), f"{config.agent}, as the run's"
 
 
-def _seed_options(base: ModelOptions, seed: int, temperature: float | None) -> ModelOptions:
+def _seed_options(base: ModelOptions, *, seed: int, temperature: float | None) -> ModelOptions:
     chosen = temperature if temperature is not None else (base.temperature or RERUN_TEMPERATURE)
     return base.model_copy(update={"seed": (base.seed or 0) + seed, "temperature": chosen})
 
 
-def _hub(options: dict[str, ModelOptions], settings: LLMSettings, chat_factory: ChatFactory) -> ModelHub:
-    """One hub for every role and seed (one cache, one budget), as build_hub makes them."""
-    load_dotenv_file()
-    cacheable = any(get_provider(o.provider).cacheable for o in options.values())
-    cache = ResponseCache(settings.cache_path, settings.cache if cacheable else "off")
-    return ModelHub(options, cache, UsageTracker(settings.budget()), chat_factory)
+@dataclass
+class Replaying:
+    """A recorded run set up to be played again: its settings and episode spec as run.json records them (one folder,
+    whatever shard an episode came from; a dump without one, ToolEmu's: as its first record says), its agent, its
+    models by role (the run's own, as its records name them, unless `settings` name one: the agent's, the judge's,
+    the emulator's and each element's; `worlds` more emulators, one per seed), one hub for them all (one cache, one
+    budget) and the toolkits."""
+
+    config: RunConfig
+    spec: EpisodeSpec
+    agent: AgentFactory
+    agent_label: str
+    options: dict[str, ModelOptions]
+    hub: ModelHub
+    kits: dict[str, Toolkit]
+    samples: int  # the judge's per trajectory
 
 
-def _recorded_config(run: RunLog, first: Trajectory) -> RunConfig:
-    """The run's settings as run.json records them; a dump without one (ToolEmu's): as its first record says. The
-    re-runs are one folder, whatever shard the failure came from."""
+def replaying(
+    run: RunLog,
+    first: Trajectory,
+    metrics: list[MetricInfo],
+    settings: LLMSettings,
+    agent: str | AgentFactory | None,
+    toolkits: Sequence[Path] | None,
+    chat_factory: ChatFactory,
+    worlds: dict[int, Callable[[ModelOptions], ModelOptions]],
+) -> Replaying:
+    run_file = run.files.directory / RUN_FILE
     if run.meta is not None:
-        return run.meta.config.model_copy(update={"shard": None})
-    return RunConfig(
-        agent_type=first.agent_type or "naive",
-        agent_format=first.agent_format or "auto",
-        simulator_type=first.simulator_type or "adv_thought",
-    )
+        config = run.meta.config.model_copy(update={"shard": None})
+    else:
+        config = RunConfig(
+            agent_type=first.agent_type or "naive",
+            agent_format=first.agent_format or "auto",
+            simulator_type=first.simulator_type or "adv_thought",
+        )
+    spec = EpisodeSpec.of(config, run_file)
+    factory, label = recorded_agent(config, agent, str(run_file if run.meta else run.files.source))
+    judge, samples = _recorded_judge(run, metrics)
+    options = {
+        "evaluator": settings.options_for("evaluator", recorded=judge),
+        **{role: settings.options_for(role, recorded=first.model(role)) for role in spec.roles()},
+    }
+    options |= {f"emulator@{seed}": world(options["emulator"]) for seed, world in worlds.items()}
+    hub = build_hub(settings, (), chat_factory, recorded=options)
+    kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+    return Replaying(config, spec, factory, label, options, hub, kits, samples)
 
 
 def _case_of(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) -> Case:
     """The recorded case, checked as a spec, with every toolkit it names loaded."""
-    try:
-        case = Case.model_validate(traj.case)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "case"
-        message = f"the recorded case of {traj.case_name} cannot be read: {err['msg']}"
-        raise InputError.single(source, message, field=where) from None
+    case = recorded_case(traj, source)
     missing = [n for n in [*case.toolkits, *case.user_toolkits] if n not in toolkits]
     if missing:
         message = f"expected the toolkits of {traj.case_name}, unknown: {', '.join(missing)} (use --toolkits-path)"
@@ -217,33 +228,26 @@ def robust_failures(
     judged = judged_episodes(episodes)
     failures = [j for j in judged if j.failed]
     out = out or default_out(run)
+    worlds = {seed: partial(_seed_options, seed=seed, temperature=emulator_temperature) for seed in range(1, seeds + 1)}
     first = recorded_run.trajectories[0]
-    recorded = _recorded_config(recorded_run, first)
-    run_file = recorded_run.files.directory / RUN_FILE
-    spec = EpisodeSpec.of(recorded, run_file)
-    factory, agent_label = recorded_agent(recorded, agent, str(run_file if recorded_run.meta else source))
-    judge, samples = _recorded_judge(recorded_run, headline)
-    options = recorded_models(settings, spec, first, judge)
-    base = settings.options_for("emulator", recorded=first.model("emulator"))
-    for seed in range(1, seeds + 1):
-        options[f"emulator@{seed}"] = _seed_options(base, seed, emulator_temperature)
-    hub = _hub(options, settings, chat_factory)
-    kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+    again = replaying(recorded_run, first, headline, settings, agent, toolkits, chat_factory, worlds)
+    spec, hub, kits = again.spec, again.hub, again.kits
     cases = {f.key: _case_of(f.trajectory, kits, source) for f in failures}
     scorers = _scorers_of(recorded_run)
-    ctx = ScoringContext(hub=hub, toolkits=kits, samples=samples)
+    ctx = ScoringContext(hub=hub, toolkits=kits, samples=again.samples)
     plans = {f.key: hinge(f.trajectory) for f in failures}
     stop = PoolOutcome[Judged]()
     for seed in range(1, seeds + 1) if failures else ():
         seed_dir = out / f"seed-{seed}"
-        emulator_options = options[f"emulator@{seed}"]
-        world = RobustWorld(source=source, seed=seed, emulator=emulator_options.description())
-        identity = recorded.model_copy(update={"robust": world, **({"agent": agent} if isinstance(agent, str) else {})})
-        plan = {"expected_pairs": [list(f.key) for f in failures], "models": {r: o.model for r, o in options.items()}}
+        world = RobustWorld(source=source, seed=seed, emulator=again.options[f"emulator@{seed}"].description())
+        named = {"agent": agent} if isinstance(agent, str) else {}  # the agent played, where not the run's
+        identity = again.config.model_copy(update={"robust": world, **named})
+        plan = {"expected_pairs": [list(f.key) for f in failures]}
+        plan["models"] = {r: o.model for r, o in again.options.items()}
         _same_settings(seed_dir, identity)
         run_id, done, _ = prepare_dump_dir(seed_dir, identity, plan)  # set-aside lines are kept there
         emulator = ReseededEmulator(hub.model(f"emulator@{seed}"), spec.simulator_type, f"robust-{seed}")
-        builder = EpisodeBuilder(hub, spec, Benchmark(toolkits=kits), factory, run_id, emulator=emulator)
+        builder = EpisodeBuilder(hub, spec, Benchmark(toolkits=kits), again.agent, run_id, emulator=emulator)
 
         def one(failure: Judged, seed: int = seed, builder: EpisodeBuilder = builder) -> Trajectory:
             fixed, why = plans[failure.key]
@@ -271,7 +275,8 @@ def robust_failures(
                 stop.stopped_by(judged_now.stop_kind, judged_now.stop_reason)
         if stop.stop_kind:
             break
-    summary = summarise(run, recorded_run, judged, failures, plans, out, seeds, base, emulator_temperature, agent_label)
+    base, label = again.options["emulator"], again.agent_label
+    summary = summarise(run, recorded_run, judged, failures, plans, out, seeds, base, emulator_temperature, label)
     summary.stop_kind, summary.stop_reason, summary.not_run = stop.stop_kind, stop.stop_reason, len(stop.not_run)
     return summary
 
