@@ -348,3 +348,45 @@ def test_each_run_s_records_are_freed_once_it_is_reduced(
         gc.enable()
     assert len(freed) > 60 and len(kept) <= len(report.runs)  # at most one record per run: its shell's
     assert all(not e.steps and e.step_count is not None for e in report.episodes)  # summaries keep no step
+
+
+def test_report_json_written_in_pieces_is_the_report_s_json(
+    study: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report.json is never held whole: its groups and episodes go out a few at a time. The file is the JSON of the
+    whole report (every field but the episodes in the same text; the episodes one per line)."""
+    from toolemu.reporting import write
+    from toolemu.reporting.write import Report, ReportFile
+
+    monkeypatch.setattr(write, "GROUPS_PER_PIECE", 7)
+    monkeypatch.setattr(write, "EPISODES_PER_PIECE", 3)
+    report, files = write_report([study], tmp_path / "out", cache="off")
+    fields = {name: getattr(report, name) for name in Report.model_fields if name != "episodes"}
+    whole = ReportFile.model_construct(**fields, episodes=[ep.summary() for ep in report.episodes])
+    written = files["json"].read_text()
+    assert json.loads(written) == json.loads(whole.model_dump_json())
+    assert len(report.groups) > 7 and len(report.episodes) > 3
+    without_episodes = ReportFile.model_construct(**fields, episodes=[]).model_dump_json(indent=1)
+    top_level = r'\n "episodes": \[\n.*?\n \]'  # one space in: the report's own field
+    assert re.sub(top_level, '\n "episodes": []', written, count=1, flags=re.S) == without_episodes
+
+
+def test_a_summary_kept_for_the_report_takes_its_own_size() -> None:
+    """orjson's bytes keep the whole buffer it wrote into (32 KB for a 2 KB summary): 40,500 summaries of a study
+    kept so would take a gigabyte. The report keeps a copy of each, of its own size."""
+    import tracemalloc
+
+    from toolemu.reporting.build import summary_json
+    from toolemu.reporting.model import EpisodeView
+
+    fields = {"run": "r", "case_name": "c", "case_idx": 0, "trial": 0, "toolkits": [], "risk_categories": []}
+    view = EpisodeView(**fields, status="final_answer", instruction="x" * 2000)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = summary_json(view)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert json.loads(kept)["instruction"] == "x" * 2000
+    assert held < len(kept) + 200

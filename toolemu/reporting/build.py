@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from pydantic import BaseModel
 
 from toolemu.errors import InputError
@@ -354,6 +355,7 @@ class RunPart:
     checks: list[ChecksVsJudge]  # likewise counted from the run's first episode
     quitting: dict[str, Any] | None = None  # QuittingAgents' quit stats, for a run of ours with episodes
     costs_file: dict[str, Any] | None = None  # and their costs file
+    summaries: list[bytes] | None = None  # each episode's summary as JSON (`summary_json`), once the run is slim
 
 
 def reduce_run(run: LoadedRun) -> RunPart:
@@ -417,6 +419,7 @@ def slim_run(part: RunPart) -> None:
     for g in part.groups:
         for model in [g, g.gates, *g.metrics.values(), *g.ungated.values()]:
             _share_fields_set(model, shared)
+    part.summaries = [summary_json(view) for view in run.episodes]
     run.sources = None
     run.logs = [_log_shell(log) for log in run.all_logs]
     run.log = run.logs[0] if run.logs else None
@@ -424,6 +427,12 @@ def slim_run(part: RunPart) -> None:
         scorer: members if len(members) > 1 else [_Verdicts(m.file, m.use, kept=m.values) for m in members]
         for scorer, members in run.judges.items()
     }
+
+
+def summary_json(view: EpisodeView) -> bytes:
+    """The episode's summary (`EpisodeView.summary`) as JSON: what report.json and the page's list hold of it.
+    Copied to its own size: orjson's bytes keep the whole buffer it wrote into (32 KB for a summary of 2 KB)."""
+    return bytes(memoryview(orjson.dumps(view.summary())))
 
 
 def _shared_score(score: Score, shared: dict[Any, Any]) -> Score:

@@ -432,16 +432,17 @@ def _trace_data(traces: TraceStore) -> dict[str, Any]:
     return {"mode": mode, "chunk": CHUNK_EPISODES, "token": traces.token, "dir": TRACES_DIR, "count": traces.count}
 
 
-def _episode_texts(report: Report, traces: TraceStore, summaries: Sequence[dict[str, Any]] | None) -> list[bytes]:
-    """Each episode as the list holds it (its summary, where its trace is), as JSON."""
-    summaries = summaries if summaries is not None else [ep.summary() for ep in report.episodes]
+def _episode_texts(report: Report, traces: TraceStore, summaries: Sequence[bytes] | None) -> list[bytes]:
+    """Each episode as the list holds it (its summary, where its trace is), as JSON. `summaries`: each episode's
+    summary as JSON (toolemu.reporting.build.summary_json), where the caller has them."""
+    summaries = summaries if summaries is not None else [orjson.dumps(ep.summary()) for ep in report.episodes]
     sources: dict[str, int] = {}
     texts = []
     for ep, summary in zip(report.episodes, summaries, strict=True):
-        item = {**summary, "trace": None if traces.referenced else ep.trace_id}
+        where: dict[str, Any] = {"trace": None if traces.referenced else ep.trace_id}
         if traces.referenced:
-            item["src"] = sources.setdefault(ep.source, len(sources))
-        texts.append(orjson.dumps(item))
+            where["src"] = sources.setdefault(ep.source, len(sources))
+        texts.append(summary[:-1] + b"," + orjson.dumps(where)[1:])  # the summary's members, then these
     return texts
 
 
@@ -454,12 +455,12 @@ def render_html(
     report: Report,
     traces: TraceStore | None = None,
     sidecars: SidecarFolder | None = None,
-    summaries: Sequence[dict[str, Any]] | None = None,
+    summaries: Sequence[bytes] | None = None,
 ) -> str:
     """The report as one HTML page (no network; CSS, JS, data and plots inline). The episodes' traces come from
     `traces` (filled as the runs were read, each view's `trace_id` saying where) or, without one, from the views'
     own steps, embedded in the page. With `sidecars`, what does not fit in a small page (each run's detail and
-    episodes) goes there, beside it. `summaries`: the episodes' summaries, when the caller made them already."""
+    episodes) goes there, beside it. `summaries`: the episodes' summaries as JSON, when the caller made them."""
     if traces is None:
         traces = store_views(report.episodes)
 

@@ -13,7 +13,7 @@ from collections import Counter
 
 from toolemu.log.toolemu_format import quit_reason
 from toolemu.reporting.leaderboard import identity
-from toolemu.reporting.model import MetricStats, Report, statuses_of
+from toolemu.reporting.model import EpisodeView, MetricStats, Report, statuses_of
 from toolemu.scorers.base import MetricInfo
 
 UNIFIED_SUFFIX = "_unified_report.txt"
@@ -47,10 +47,12 @@ def _metric_lines(info: MetricInfo, m: MetricStats) -> list[str]:
     return lines
 
 
-def unified_report_text(report: Report, run: str) -> str:
+def unified_report_text(report: Report, run: str, episodes: list[EpisodeView] | None = None) -> str:
+    """`episodes`: the run's episodes, where the caller has them by run (every run's report then costs its own
+    episodes, not the whole report's)."""
     info = next(r for r in report.runs if r.run == run)
     overall = report.overall(run)
-    episodes = [ep for ep in report.episodes if ep.run == run]
+    episodes = [ep for ep in report.episodes if ep.run == run] if episodes is None else episodes
     quits = [quit_reason(ep.final_answer) for ep in episodes if ep.status == "quit"]
     who = identity(info)  # what the run recorded, else what its file names say (safety-persists' dumps)
     lines = [

@@ -15,22 +15,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import Field
 
 from toolemu.errors import InputError
 from toolemu.llm.secrets import redact, redactor
-from toolemu.log.jsonl import write_text_atomic
+from toolemu.log.jsonl import write_bytes_atomic, write_text_atomic
 from toolemu.paths import output_dir
 from toolemu.reporting.accuracy import JudgeAccuracy
 from toolemu.reporting.build import build_report, combine
 from toolemu.reporting.cache import open_cache
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.load import LoadedRun, load_runs
-from toolemu.reporting.model import Report
+from toolemu.reporting.model import EpisodeView, Report
 from toolemu.reporting.quitting import quitting_files
 from toolemu.reporting.serve import SOURCES_JSON
 from toolemu.reporting.stream import read_parts
@@ -47,13 +48,48 @@ class ReportFile(Report):
     episodes: list[dict[str, Any]] = Field(default_factory=list)  # type: ignore[assignment]
 
 
-def report_json(report: Report, summaries: list[dict[str, Any]] | None = None) -> str:
-    """report.json: every field of the report (pydantic's JSON: NaN and infinities as null), the episodes as
-    summaries (`EpisodeView.summary`, or `summaries` where the caller made them): their trajectories are in the files
-    each names."""
+EPISODES_PER_PIECE = 1000  # report.json is written in pieces of this many episodes, or groups
+GROUPS_PER_PIECE = 1000
+
+
+def report_json_pieces(
+    report: Report, summaries: Sequence[bytes] | None = None, scrub: Callable[[str], str] = redact
+) -> Iterator[bytes]:
+    """report.json, in pieces, each scrubbed: every field of the report as pydantic writes it (indent 1; NaN and
+    infinities as null), the groups a thousand at a time, and the episodes as summaries (`EpisodeView.summary`, or
+    `summaries`, each as JSON, where the caller has them), one per line: their trajectories are in the files each
+    names. A study's report.json is never held whole (85 MB for 270 runs of 150 episodes)."""
     fields = {name: getattr(report, name) for name in Report.model_fields if name != "episodes"}
-    episodes = summaries if summaries is not None else [ep.summary() for ep in report.episodes]
-    return ReportFile.model_construct(**fields, episodes=episodes).model_dump_json(indent=1)
+    whole = ReportFile.model_construct(**fields, episodes=[])
+    yield b"{\n"
+    for i, name in enumerate(ReportFile.model_fields):
+        if name not in ("episodes", "groups"):
+            text = whole.model_dump_json(include={name}, indent=1)  # '{\n "name": value\n}', or '{}' left out
+            if text != "{}":
+                yield (b",\n" if i else b"") + scrub(text[2:-2]).encode()
+            continue
+        yield b",\n" if i else b""
+        if name == "episodes":
+            if summaries is None:
+                summaries = [orjson.dumps(ep.summary()) for ep in report.episodes]
+            yield b' "episodes": ['
+            for start in range(0, len(summaries), EPISODES_PER_PIECE):
+                piece = b",\n  ".join(summaries[start : start + EPISODES_PER_PIECE]).decode()
+                yield (b"," if start else b"") + b"\n  " + scrub(piece).encode()
+            yield b"\n ]" if summaries else b"]"
+        else:  # the groups, GROUPS_PER_PIECE at a time: each piece's items as the whole list has them
+            yield b' "groups": ['
+            for start in range(0, len(report.groups), GROUPS_PER_PIECE):
+                chunk = whole.model_copy(update={"groups": report.groups[start : start + GROUPS_PER_PIECE]})
+                text = chunk.model_dump_json(include={"groups"}, indent=1)
+                yield (b"," if start else b"") + scrub(text[text.index("[") + 1 : text.rindex("]")].rstrip()).encode()
+            yield b"\n ]" if report.groups else b"]"
+    yield b"\n}"
+
+
+def report_json(report: Report, summaries: Sequence[bytes] | None = None) -> str:
+    """report.json's text (`report_json_pieces`, joined)."""
+    return b"".join(report_json_pieces(report, summaries)).decode()
 
 
 def sources_json(report: Report, token: str) -> str:
@@ -118,7 +154,7 @@ def write_report(
     out = out or default_out_dir(dumps)
     traces = TraceStore(out, scrub=redactor(), reference=not copy_traces)
     sidecars = run_sidecars(out, scrub=redact)
-    reduced = None
+    reduced, parts = None, []
     with gc_paused():  # see gc_pause: everything read stays alive until the files are written
         if formats:  # the frames need every record whole (steps_df holds the steps' text): nothing is slimmed
             runs = load_runs(dumps, group_by)
@@ -134,9 +170,11 @@ def write_report(
         if formats:
             store_views(report.episodes, traces)
         traces.close()
-        summaries = [ep.summary() for ep in report.episodes]
+        # Each episode's summary as JSON, made once (as each run was reduced, or found in the cache).
+        summaries = [s for p in parts for s in p.summaries or []] if not formats else None
+        # report.json is written in pieces as it is made, and not kept; the rest are small.
+        write_bytes_atomic(out / "report.json", report_json_pieces(report, summaries, redactor()), "--out")
         texts = {
-            out / "report.json": report_json(report, summaries),
             out / "summary.csv": summary_csv(report),
             out / REPORT_HTML: render_html(report, traces, sidecars, summaries),
         }
@@ -148,7 +186,10 @@ def write_report(
         while out / name in unified.values():  # two labels may spell the same file name
             name = "_" + name
         unified[run.run] = out / name
-    texts |= {path: unified_report_text(report, run) for run, path in unified.items()}
+    by_run: dict[str, list[EpisodeView]] = {run: [] for run in unified}
+    for ep in report.episodes:
+        by_run.setdefault(ep.run, []).append(ep)
+    texts |= {path: unified_report_text(report, run, by_run[run]) for run, path in unified.items()}
     stems = {run: path.name.removesuffix(UNIFIED_SUFFIX) for run, path in unified.items()}
     texts |= quitting_files(runs, out, stems, reduced)  # QuittingAgents' quit stats and costs, for runs of ours
     for path, text in texts.items():
