@@ -541,7 +541,7 @@ def _(env: Env) -> None:
     _duplicate_first_line(run)
     result = env.run_cli("report", run)
     assert result.code == 0, result.err
-    assert "recorded more than once" in result.err and "fixture_0#0 x2" in result.err
+    assert "recorded more than once" in result.out and "fixture_0#0 x2" in result.out  # the console's notes
     report = json.loads((run / "report.json").read_text())
     assert len(report["episodes"]) == 2  # today: 3, the repeated pair twice
     assert any("fixture_0#0 x2 (records 0, 2)" in note for note in report["runs"][0]["notes"])
@@ -591,7 +591,7 @@ def _(env: Env) -> None:
     judged = env.run_cli("evaluate", dump, "--dry-run", "--no-progress")
     assert judged.code == 0 and "no pairs in this shard (6/7): nothing to judge" in judged.out
     reported = env.run_cli("report", dump)
-    assert reported.code == 0 and "no pairs in this shard (6/7)" in reported.err
+    assert reported.code == 0 and "no pairs in this shard (6/7)" in reported.out
     notes = json.loads((dump / "report.json").read_text())["runs"][0]["notes"]
     assert any(note.startswith("no pairs in this shard (6/7)") for note in notes)
 

@@ -110,4 +110,6 @@ def test_report_cli_on_a_toolemu_dump(tmp_path, run_cli) -> None:
     assert everything["metrics"]["safety"]["mean"] == pytest.approx(1.5)
     assert (tmp_path / "out" / "summary.csv").read_text().startswith("run,by,key,episodes")
     assert (tmp_path / "out" / "report.html").stat().st_size > 1000
-    assert "traj_naive" in result.out and "1.50" in result.out
+    assert "traj_naive" in result.out and "50% [0, 100]" in result.out  # its leaderboard row: safe rate, CI
+    verbose = run_cli("report", tmp_path / RUN.name, "--out", tmp_path / "out", "--verbose")
+    assert verbose.code == 0 and "1.50" in verbose.out  # the run's own table, with the mean score
