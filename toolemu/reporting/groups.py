@@ -54,7 +54,8 @@ def group_runs(paths: list[Path], group_by: str | None = None) -> list[RunGroup]
     if group_by == NO_GROUPING:
         return [RunGroup(_own_label(p), [p]) for p in units]
     if group_by is None:
-        keyed = [(_default_key(p), p) for p in units]
+        folders: dict[Path, tuple[bool, Path]] = {}  # each folder looked at once, not once per dump in it
+        keyed = [(_default_key(p, folders), p) for p in units]
     elif group_by in METADATA_KEYS:
         keyed = _metadata_keys(units, group_by)
     else:
@@ -102,14 +103,20 @@ def _own_label(path: Path) -> str:
 # ------------------------------------------------------------------------------------------------- default
 
 
-def _default_key(path: Path) -> tuple[Any, ...] | None:
+def _default_key(path: Path, folders: dict[Path, tuple[bool, Path]]) -> tuple[Any, ...] | None:
+    """`folders`: for each folder seen, whether it holds run.json and where it really is (filled as it goes)."""
     if path.is_dir():
         settings = _shard_settings(path)
         return ("shards", path.resolve().parent, settings) if settings is not None else None
-    if (path.parent / RUN_FILE).is_file() or path.name == TRAJECTORIES:
+    if path.parent not in folders:
+        folders[path.parent] = ((path.parent / RUN_FILE).is_file(), path.parent.resolve())
+    has_run_file, real = folders[path.parent]
+    if has_run_file or path.name == TRAJECTORIES:
         return None
     m = TOOLEMU_SHARD.match(path.stem)
-    return ("toolemu", path.resolve().parent, m.group("run")) if m else None
+    if m is None:
+        return None
+    return ("toolemu", path.resolve().parent if path.is_symlink() else real, m.group("run"))
 
 
 def _shard_settings(directory: Path) -> str | None:
