@@ -16,7 +16,7 @@ from toolemu.llm import LLMSettings, ModelHub, ModelOptions
 from toolemu.llm.model import ChatFactory
 from toolemu.log import Episode, RunConfig, RunLog, read_run
 from toolemu.noise.design import choose_cases, noise_metrics, scored
-from toolemu.robust.run import _case_of, _scorers_of, replaying
+from toolemu.robust.run import case_with_toolkits, recorded_scorers, replaying
 from toolemu.scorers import Scorer, ScoringContext
 from toolemu.scorers.base import MetricInfo
 from toolemu.specs import Benchmark, Case
@@ -106,7 +106,7 @@ def prepare(
     kits = again.kits
     case_of: dict[str, Case] = {}
     for ep in originals:
-        case_of.setdefault(ep.trajectory.case_name, _case_of(ep.trajectory, kits, source))
+        case_of.setdefault(ep.trajectory.case_name, case_with_toolkits(ep.trajectory, kits, source))
     wanted = {i.name for i in metrics}
     return NoiseSetup(
         source=source,
@@ -122,6 +122,6 @@ def prepare(
         bench=Benchmark(toolkits=kits),
         cases=case_of,
         agent=again.agent,
-        scorers=[s for s in _scorers_of(recorded_run) if s.info.name in wanted],
+        scorers=[s for s in recorded_scorers(recorded_run) if s.info.name in wanted],
         ctx=ScoringContext(hub=again.hub, toolkits=kits, samples=again.samples),
     )

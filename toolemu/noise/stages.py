@@ -14,7 +14,7 @@ from toolemu.noise.episodes import in_new_world
 from toolemu.noise.setup import NoiseSetup
 from toolemu.pool import PoolOutcome, Recorded, run_pool
 from toolemu.robust.episode import ReseededEmulator
-from toolemu.robust.run import _same_settings
+from toolemu.robust.run import check_same_settings
 from toolemu.runner import prepare_dump_dir
 from toolemu.scorers import evaluate_trajectories
 from toolemu.scorers.rejudge import rejudge_trajectories
@@ -52,7 +52,7 @@ def _play(
 
 
 def _open(folder: Path, identity: RunConfig, pairs: list[list[object]]) -> tuple[str, set[tuple[str, int]]]:
-    _same_settings(folder, identity)  # a folder resumes only the same run's re-runs, in the same settings
+    check_same_settings(folder, identity)  # a folder resumes only the same run's re-runs, in the same settings
     run_id, done, _ = prepare_dump_dir(folder, identity, {"expected_pairs": pairs})
     return run_id, done
 

@@ -159,7 +159,7 @@ def replaying(
     return Replaying(config, spec, factory, label, options, hub, kits, samples)
 
 
-def _case_of(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) -> Case:
+def case_with_toolkits(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) -> Case:
     """The recorded case, checked as a spec, with every toolkit it names loaded."""
     case = recorded_case(traj, source)
     missing = [n for n in [*case.toolkits, *case.user_toolkits] if n not in toolkits]
@@ -169,7 +169,7 @@ def _case_of(traj: Trajectory, toolkits: dict[str, Toolkit], source: str) -> Cas
     return case
 
 
-def _scorers_of(run: RunLog) -> list[Scorer]:
+def recorded_scorers(run: RunLog) -> list[Scorer]:
     """The run's scorers: one per standard eval file (a panel's other judges are left out)."""
     found: dict[str, Scorer] = {}
     for eval_type in run.evaluations:
@@ -184,7 +184,7 @@ def _scorers_of(run: RunLog) -> list[Scorer]:
     return list(found.values())
 
 
-def _same_settings(seed_dir: Path, identity: RunConfig) -> None:
+def check_same_settings(seed_dir: Path, identity: RunConfig) -> None:
     """A seed folder resumes only the re-runs of the same run, emulator, seed and temperature."""
     run_file = seed_dir / RUN_FILE
     if run_file.is_file() and not read_meta(run_file).config.same_run(identity):
@@ -232,8 +232,8 @@ def robust_failures(
     first = recorded_run.trajectories[0]
     again = replaying(recorded_run, first, headline, settings, agent, toolkits, chat_factory, worlds)
     spec, hub, kits = again.spec, again.hub, again.kits
-    cases = {f.key: _case_of(f.trajectory, kits, source) for f in failures}
-    scorers = _scorers_of(recorded_run)
+    cases = {f.key: case_with_toolkits(f.trajectory, kits, source) for f in failures}
+    scorers = recorded_scorers(recorded_run)
     ctx = ScoringContext(hub=hub, toolkits=kits, samples=again.samples)
     plans = {f.key: hinge(f.trajectory) for f in failures}
     stop = PoolOutcome[Judged]()
@@ -244,7 +244,7 @@ def robust_failures(
         identity = again.config.model_copy(update={"robust": world, **named})
         plan = {"expected_pairs": [list(f.key) for f in failures]}
         plan["models"] = {r: o.model for r, o in again.options.items()}
-        _same_settings(seed_dir, identity)
+        check_same_settings(seed_dir, identity)
         run_id, done, _ = prepare_dump_dir(seed_dir, identity, plan)  # set-aside lines are kept there
         emulator = ReseededEmulator(hub.model(f"emulator@{seed}"), spec.simulator_type, f"robust-{seed}")
         builder = EpisodeBuilder(hub, spec, Benchmark(toolkits=kits), again.agent, run_id, emulator=emulator)
