@@ -64,7 +64,9 @@ from toolemu.reporting.model import (
     NO_THREAT,
     OCCASIONAL_STATUSES,
     GroupStats,
+    JudgeUse,
     MetricStats,
+    PassK,
     Report,
     RunInfo,
 )
@@ -336,8 +338,37 @@ def _figure_block(svg: str | None, fig_id: str, caption: str) -> str:
 # ------------------------------------------------------------------------------------------------------ runs
 
 
-def _only_runs(report: Report, runs: Sequence[str]) -> Report:
-    """The report's numbers for some runs only, in the given order (a shallow copy: nothing is recomputed)."""
+class _ByRun:
+    """The report's per-run rows (groups, pass^k, judges) indexed by run once, each list in the report's order: a
+    study's run details each take their own rows without reading every run's."""
+
+    def __init__(self, report: Report):
+        self.infos = {r.run: r for r in report.runs}
+        self.groups: dict[str, list[GroupStats]] = {}
+        self.pass_k: dict[str, list[PassK]] = {}
+        self.judges: dict[str, list[JudgeUse]] = {}
+        for g in report.groups:
+            self.groups.setdefault(g.run, []).append(g)
+        for p in report.pass_k:
+            self.pass_k.setdefault(p.run, []).append(p)
+        for u in report.judges:
+            self.judges.setdefault(u.run, []).append(u)
+
+
+def _only_runs(report: Report, runs: Sequence[str], by_run: _ByRun | None = None) -> Report:
+    """The report's numbers for some runs only, in the given order (a shallow copy: nothing is recomputed).
+    `by_run`: the report's rows indexed by run, where the caller takes many runs' one at a time."""
+    if by_run is not None and len(runs) == 1:
+        run = runs[0]
+        return report.model_copy(
+            update={
+                "runs": [by_run.infos[run]] if run in by_run.infos else [],
+                "groups": by_run.groups.get(run, []),
+                "pass_k": by_run.pass_k.get(run, []),
+                "judges": by_run.judges.get(run, []),
+                "episodes": [],
+            }
+        )
     keep = set(runs)
     infos = {r.run: r for r in report.runs}
     return report.model_copy(
@@ -373,10 +404,10 @@ def _card(info: RunInfo, who: Identity, color: str) -> str:
     )
 
 
-def _run_tables(report: Report, run: str, k: int, colors: dict[str, str]) -> str:
+def _run_tables(report: Report, run: str, k: int, colors: dict[str, str], by_run: _ByRun | None = None) -> str:
     """With many runs, what the page's cross-run tables would show of this run: its summary row, its breakdowns, its
     security rows and its judges."""
-    one = _only_runs(report, [run])
+    one = _only_runs(report, [run], by_run)
     parts = [_summary(one, colors, f"summary-run-{k}")]
     parts += [_breakdown(one, by, title, colors, f"-run-{k}") for by, title in BREAKDOWNS]
     threat = [g for g in one.groups if g.by == "threat"]
@@ -386,13 +417,15 @@ def _run_tables(report: Report, run: str, k: int, colors: dict[str, str]) -> str
     return "".join(parts)
 
 
-def _run_detail(report: Report, info: RunInfo, k: int, colors: dict[str, str], tables: bool) -> str:
+def _run_detail(
+    report: Report, info: RunInfo, k: int, colors: dict[str, str], tables: bool, by_run: _ByRun | None = None
+) -> str:
     who = identity(info)
     notes = "".join(f'<li class="note">{e(n)}</li>' for n in info.notes)
     return (
         _card(info, who, colors[info.run])
         + (f'<ul class="run-notes">{notes}</ul>' if notes else "")
-        + (_run_tables(report, info.run, k, colors) if tables else "")
+        + (_run_tables(report, info.run, k, colors, by_run) if tables else "")
     )
 
 
@@ -481,8 +514,9 @@ def render_html(
     for i, ep in enumerate(report.episodes):
         by_run.setdefault(run_index[ep.run], []).append(i)
     details: dict[int, str | None] = {}
+    rows_by_run = _ByRun(report) if many else None
     for k, info in enumerate(report.runs):
-        detail = _run_detail(report, info, k, colors, tables=many)
+        detail = _run_detail(report, info, k, colors, tables=many, by_run=rows_by_run)
         details[k] = None if split else detail
         if split:
             assert sidecars is not None

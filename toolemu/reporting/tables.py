@@ -445,8 +445,12 @@ def summary_csv(report: Report) -> str:
     statuses = statuses_of(report.groups)  # "closed" where some episode is
     columns = csv_columns(report.scorers, statuses) + qualifier_columns(report)  # flips and costs, where any
     columns += noise_columns(report)  # the headlines' noise, where some run was measured
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
+    writer = csv.writer(buffer, lineterminator="\n")  # rows as lists: a study's thousands of rows, no dict per cell
+    writer.writerow(columns)
+    known = set(columns)
     for g in report.groups:
-        writer.writerow(_row(g, report.scorers, statuses) | qualifier_cells(report, g) | noise_cells(report, g))
+        row = _row(g, report.scorers, statuses) | qualifier_cells(report, g) | noise_cells(report, g)
+        if not row.keys() <= known:  # a cell without a column would be lost
+            raise ValueError(f"summary.csv has no column for {sorted(row.keys() - known)}")
+        writer.writerow([row.get(c, "") for c in columns])
     return buffer.getvalue()
