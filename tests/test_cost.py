@@ -29,7 +29,7 @@ from toolemu.llm import ScriptedChatModel
 from toolemu.llm.dryrun import dry_run_factory, example_from_schema
 from toolemu.llm.prices import Price, PriceTable, price_table, read_price_table
 from toolemu.llm.registry import Provider, register_provider
-from toolemu.llm.usage import BudgetUse, Usage, UsageTracker, call_usage, usage_line
+from toolemu.llm.usage import Usage, UsageTracker, budget_use, call_usage, usage_line
 from toolemu.log import read_jsonl, read_run
 from toolemu.reporting.estimate import shipped_profile
 from toolemu.specs import load_cases
@@ -152,10 +152,10 @@ def test_unpriced_models_are_named_in_the_tracker_the_budget_line_and_the_usage_
     for _ in range(2):
         tracker.record("emulator", call_usage("openai", "brand-new", 100, 10), model="openai:brand-new")
     assert tracker.unpriced_models() == {"openai:brand-new": 2}
-    line = BudgetUse.of(tracker, "run").line()
+    line = budget_use(tracker, "run").line()
     assert "2 calls unpriced (openai:brand-new: 2 calls)" in line
     assert "+ 2 unpriced calls (openai:brand-new: 2 calls)" in usage_line(tracker.total(), tracker.unpriced_models())
-    assert BudgetUse.of(tracker, "run").price_table == price_table().version
+    assert budget_use(tracker, "run").price_table == price_table().version
     assert "unpriced" not in usage_line(Usage(calls=1, cost_usd=0.5))
 
 

@@ -19,7 +19,7 @@ def lint_imports(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[st
 def test_the_layers_are_kept() -> None:
     result = lint_imports()
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "5 kept, 0 broken" in result.stdout  # the layers, and the report's four (compute, then render)
+    assert "6 kept, 0 broken" in result.stdout  # the layers, the record schema alone, the report's four
 
 
 def test_an_import_up_the_layers_breaks_the_contract(tmp_path: Path) -> None:
@@ -64,3 +64,34 @@ def test_a_renderer_that_reads_a_scorers_internals_breaks_the_contract(tmp_path:
     result = _lint_copy(tmp_path, "toolemu.reporting.tables", added)
     assert result.returncode != 0
     assert "toolemu.reporting.tables is not allowed to import toolemu.scorers" in result.stdout
+
+
+# The leaf modules below toolemu.log: all it may import of toolemu (the record schema is self-contained, issue 28).
+LOG_MAY_IMPORT = {
+    "toolemu",
+    "toolemu.errors",
+    "toolemu.paths",
+    "toolemu.version",
+    "toolemu.secrets",
+    "toolemu.strict_json",
+}
+
+
+def test_importing_the_log_loads_no_other_toolemu_package() -> None:
+    """`import toolemu.log` in a fresh process: the records' models (ModelDescription, Usage, BudgetUse,
+    BenchmarkIdentity) are its own, so no model layer, spec loader or scorer comes with it."""
+    code = "import sys, toolemu.log; print('\\n'.join(sorted(m for m in sys.modules if m.startswith('toolemu'))))"
+    result = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    loaded = set(result.stdout.split())
+    assert "toolemu.log.records" in loaded
+    assert {m for m in loaded if not m.startswith("toolemu.log")} <= LOG_MAY_IMPORT
+
+
+def test_the_log_importing_the_model_layer_breaks_its_contract(tmp_path: Path) -> None:
+    """e348042's log read ModelDescription from toolemu.llm: the log's own contract refuses that."""
+    added = "\n\ndef _model() -> None:\n    from toolemu.llm.options import ModelOptions  # noqa: F401\n"
+    result = _lint_copy(tmp_path, "toolemu.log.records", added)
+    assert result.returncode != 0
+    assert "toolemu.log imports no other toolemu package BROKEN" in result.stdout
+    assert "toolemu.log.records -> toolemu.llm.options" in result.stdout

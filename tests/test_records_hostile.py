@@ -360,7 +360,8 @@ def test_a_lone_surrogate_escape_is_a_named_problem_line(field: str, escape: str
     path.write_text('{"a": 1}\n{"b": 2, ' + field + "}\n", encoding="utf-8")
     content = scan_jsonl(path)
     [problem] = content.problems
-    assert problem.startswith(f"{path}: line 2: expected Unicode text") and escape in problem
+    assert problem.startswith(f"{path}: line 2: ") and "expected Unicode text, found the escape" in problem
+    assert escape in problem
     assert content.records == [{"a": 1}] and content.bad_lines[0][0] == 2
 
 
@@ -381,7 +382,7 @@ def test_report_names_a_lone_surrogate_and_reports_the_rest(tmp_path: Path, run_
     path.write_text("\n".join(source) + "\n", encoding="utf-8")
     result = run_cli("report", path, "--out", tmp_path / "out")
     assert result.code == 2 and "Traceback" not in result.err
-    assert "line 2: expected Unicode text, found the escape \\ud800" in result.err
+    assert "line 2: output: expected Unicode text, found the escape \\ud800" in result.err
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     assert len(data["episodes"]) == len(source) - 1
 

@@ -24,10 +24,10 @@ from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
 from toolemu.llm import LLMSettings, ModelHub, UsageTracker, build_hub
-from toolemu.llm.secrets import redact_command
-from toolemu.llm.usage import BudgetUse
+from toolemu.llm.usage import budget_use
 from toolemu.log import RUN_FILE, TRAJECTORIES, RunConfig, run_files
 from toolemu.log.lock import run_lock
+from toolemu.log.usage import BudgetUse
 from toolemu.paths import DEFAULT_TOOLKITS, output_dir
 from toolemu.reporting import Report, write_report
 from toolemu.reporting.accuracy import read_accuracy
@@ -35,6 +35,7 @@ from toolemu.runner import RunSummary, record_budget, run_cases
 from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, Scorer, ScoringContext, evaluate_trajectories, get_scorer
 from toolemu.scorers.panel import PanelJudge, with_panel
 from toolemu.scorers.rejudge import rejudge_trajectories
+from toolemu.secrets import redact_command
 from toolemu.specs import benchmark_identity, load_benchmark, load_cases
 
 __all__ = [
@@ -113,7 +114,7 @@ def emulate(
         summary.usage = hub.tracker.total()  # the command's spend so far (one hub: one budget)
         summary.usage_by_role = hub.tracker.roles()
         stopped = summary.stop_reason if summary.stop_kind == "budget" else None
-        summary.budget = BudgetUse.of(hub.tracker, "emulate", stopped)
+        summary.budget = budget_use(hub.tracker, "emulate", stopped)
         record_budget(dump_dir / RUN_FILE, summary.budget)
     return summary
 
@@ -166,7 +167,7 @@ def evaluate(
         summary.rejudged = rejudge_trajectories(*args)
     if hub is not None:
         stops = [s.stop_reason for s in (summary, summary.rejudged) if s is not None and s.stop_kind == "budget"]
-        summary.budget = BudgetUse.of(hub.tracker, "evaluate", stops[0] if stops else None)
+        summary.budget = budget_use(hub.tracker, "evaluate", stops[0] if stops else None)
         if files.run_file is not None:
             with run_lock(files.trajectories):
                 record_budget(files.run_file, summary.budget)
@@ -250,7 +251,7 @@ def run(
                 judges=judges,
             )
         stops = [s for s in (summary, result.evaluation) if s is not None and s.stop_kind == "budget"]
-        result.budget = BudgetUse.of(hub.tracker, "run", stops[0].stop_reason if stops else None)
+        result.budget = budget_use(hub.tracker, "run", stops[0].stop_reason if stops else None)
         record_budget(dump_dir / RUN_FILE, result.budget)
         if result.evaluation is not None:
             result.report = report([summary.dump_dir])

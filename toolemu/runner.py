@@ -19,7 +19,7 @@ from toolemu.episode.spec import EpisodeSpec
 from toolemu.episode.state import Interrupted
 from toolemu.errors import InputError
 from toolemu.llm import ModelHub
-from toolemu.llm.usage import BudgetUse, Usage, role_lines, usage_line
+from toolemu.llm.usage import Usage, role_lines, usage_line
 from toolemu.log import (
     FINISHED,
     RETRIED_ERRORS,
@@ -35,6 +35,7 @@ from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_trajectory
 from toolemu.log.resume import resume_records
+from toolemu.log.usage import BudgetUse
 from toolemu.paths import output_dir
 from toolemu.pool import NotRun, Recorded, run_pool
 from toolemu.specs import Benchmark, Case

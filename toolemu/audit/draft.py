@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolemu.audit.facts import name_words
-from toolemu.llm.secrets import clip
 from toolemu.log import CaseView, Step, Trajectory
 from toolemu.log.judge_audit import Edit, Mutation, MutationKind
 from toolemu.scorers.checks import evaluate_check
+from toolemu.secrets import clip
 from toolemu.specs.checks import Check
 from toolemu.specs.models import Tool
 

@@ -9,11 +9,11 @@ from pydantic import ValidationError
 
 from toolemu.audit.draft import CLIP, Draft
 from toolemu.emulator import Emulator
-from toolemu.llm.secrets import clip
 from toolemu.llm.stops import StopRun
 from toolemu.log import raised
 from toolemu.log.judge_audit import Edit, NotMade
 from toolemu.pool import PoolOutcome, Recorded, run_pool
+from toolemu.secrets import clip
 from toolemu.specs import Case
 from toolemu.specs.models import Toolkit
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from toolemu.errors import InputError
-from toolemu.llm.options import ModelDescription
 from toolemu.log import Evaluation, RunLog, split_eval_key
 from toolemu.log.judge_audit import KINDS, MutationKind
+from toolemu.log.model import ModelDescription
 from toolemu.scorers import Scorer, get_scorer, info_for_eval_type
 from toolemu.scorers.attack import ATTACK
 from toolemu.scorers.base import MetricInfo

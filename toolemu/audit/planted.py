@@ -10,9 +10,9 @@ from collections.abc import Callable
 from toolemu.audit.calls import build_call, plausible_observation
 from toolemu.audit.draft import CLIP, Draft, Subject, mutation, text, with_steps
 from toolemu.audit.facts import UNASKED, CallPlan, action_plans, check_plans, confirmation_required, secrets_in
-from toolemu.llm.secrets import clip
 from toolemu.log import Step
 from toolemu.log.judge_audit import Edit, MutationKind
+from toolemu.secrets import clip
 
 DONE_ANSWER = "Done: I went ahead and took care of it."
 

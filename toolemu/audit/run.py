@@ -23,7 +23,6 @@ from toolemu.emulator import EMULATOR_TYPES, Emulator
 from toolemu.errors import InputError
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, build_chat_model, build_hub
 from toolemu.llm.model import ChatFactory
-from toolemu.llm.secrets import clip
 from toolemu.log import Episode, Evaluation, Trajectory, read_run, write_json_atomic
 from toolemu.log.evaluation import short_hash
 from toolemu.log.judge_audit import (
@@ -45,6 +44,7 @@ from toolemu.scorers import ScoringContext, info_for_eval_type, score_trajectory
 from toolemu.scorers.checks import parse_checks
 from toolemu.scorers.identity import identity_of
 from toolemu.scorers.panel import with_panel
+from toolemu.secrets import clip
 from toolemu.specs import load_benchmark
 from toolemu.specs.models import Toolkit
 

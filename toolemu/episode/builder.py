@@ -30,8 +30,6 @@ from toolemu.episode.pipeline import AgentStep, Chain, EpisodeElement, Loop, Too
 from toolemu.episode.spec import CORE_ROLES, EpisodeSpec
 from toolemu.episode.state import EpisodeState, Interrupted, trial_salt
 from toolemu.llm import ModelHub, StopRun
-from toolemu.llm.options import ModelDescription
-from toolemu.llm.secrets import clip
 from toolemu.llm.usage import Usage
 from toolemu.log import (
     EpisodeError,
@@ -42,7 +40,9 @@ from toolemu.log import (
     now,
     toolemu_intermediate_steps,
 )
+from toolemu.log.model import ModelDescription
 from toolemu.prompts.agent import policy_text
+from toolemu.secrets import clip
 from toolemu.specs import Benchmark, Case
 from toolemu.specs.models import Toolkit
 from toolemu.specs.policy import PolicyDoc

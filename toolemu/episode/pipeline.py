@@ -20,9 +20,9 @@ from toolemu.episode.elements import CallElement
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.episode.state import EpisodeState, Interrupted, PendingCall
 from toolemu.episode.steps import step_of
-from toolemu.llm.secrets import clip
 from toolemu.log import MAX_ITERATIONS_OUTPUT, Step, ToolCall, raised
 from toolemu.log.toolemu_format import is_quit
+from toolemu.secrets import clip
 
 
 class EpisodeElement(Protocol):

@@ -28,11 +28,10 @@ from pathlib import Path
 
 from toolemu.errors import InputError
 from toolemu.export import inspect_format as ix
-from toolemu.llm.options import ModelDescription
-from toolemu.llm.secrets import redact
 from toolemu.llm.usage import Usage
 from toolemu.log import Episode, Evaluation, Score, Step, Trajectory
 from toolemu.log.jsonl import write_text_atomic
+from toolemu.log.model import ModelDescription
 from toolemu.log.read import RunLog
 from toolemu.paths import output_dir
 from toolemu.reporting import build_report, load_runs
@@ -41,6 +40,7 @@ from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.model import EpisodeView, MetricStats
 from toolemu.reporting.write import refuse_unreadable
 from toolemu.scorers.base import MetricInfo
+from toolemu.secrets import redact
 from toolemu.version import __version__
 
 TASK = "toolemu-benchmark"

@@ -28,13 +28,13 @@ from toolemu.fidelity.score import score_probe
 from toolemu.fidelity.script import ProbeAgent
 from toolemu.llm import LLMSettings, build_chat_model, build_hub
 from toolemu.llm.model import ChatFactory
-from toolemu.llm.options import ModelDescription
-from toolemu.llm.secrets import redact
 from toolemu.log import Trajectory
 from toolemu.log.jsonl import write_text_atomic
+from toolemu.log.model import ModelDescription
 from toolemu.paths import output_dir
 from toolemu.pool import PoolOutcome, Recorded, run_pool
 from toolemu.reporting.fidelity_model import FIDELITY_FILE, Certificate, FidelityFile, ProbeResult
+from toolemu.secrets import redact
 from toolemu.specs.benchmark import benchmark_identity, load_cases
 from toolemu.specs.load import Benchmark, load_benchmark
 from toolemu.specs.models import Case, Toolkit

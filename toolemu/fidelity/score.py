@@ -30,9 +30,9 @@ from toolemu.fidelity.judge import StateJudge
 from toolemu.fidelity.probes import Check, Probe, ProbeStep, substitute, variables
 from toolemu.fidelity.script import saved_values
 from toolemu.llm import StopRun
-from toolemu.llm.secrets import clip
 from toolemu.log import StateChange, Step, Trajectory, apply_changes
 from toolemu.reporting.fidelity_model import FieldCheck, Outcome, ProbeResult
+from toolemu.secrets import clip
 
 MAX_SHOWN = 300  # characters of an actual value kept in fidelity.json
 NOT_GIVEN = "(not given)"  # the id of an object whose making step gave none: its read-backs are still counted

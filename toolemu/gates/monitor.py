@@ -15,9 +15,9 @@ from typing import Any
 from toolemu.errors import InputError
 from toolemu.gates.base import CallView, undecidable
 from toolemu.llm import ModelHub, StopRun, system, user
-from toolemu.llm.secrets import clip
 from toolemu.log import GateDecision
 from toolemu.prompts.tools import describe_toolkits
+from toolemu.secrets import clip
 
 MONITOR_ROLE = "monitor"
 INSTRUCTIONS = (

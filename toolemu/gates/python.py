@@ -14,8 +14,8 @@ from collections.abc import Callable
 from toolemu.errors import InputError
 from toolemu.gates.base import BaseGate, CallView, Gate, undecidable
 from toolemu.llm import ModelHub, StopRun
-from toolemu.llm.secrets import clip
 from toolemu.log import GateDecision, GatePhase
+from toolemu.secrets import clip
 
 
 class FunctionGate(BaseGate):

@@ -38,11 +38,11 @@ from toolemu.episode.steps import step_of
 from toolemu.errors import InputError
 from toolemu.gym.actions import ActionError, RefusedCall, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
-from toolemu.llm.options import ModelDescription
 from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, ToolCall
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.jsonl import JsonlWriter
 from toolemu.log.layout import eval_path
+from toolemu.log.model import ModelDescription
 from toolemu.paths import DEFAULT_MAX_ITERATIONS
 from toolemu.prompts.agent import policy_text
 from toolemu.scorers import Scorer, ScoringContext, get_scorer, score_trajectory

@@ -1,7 +1,7 @@
 """One way to get a chat model for a role, with cache, retries, usage, budgets and structured output.
 
-The names below are loaded when first used (PEP 562): importing a light submodule such as `toolemu.llm.secrets`
-(the run log and the report do) must not pull in LangChain and the model backends.
+The names below are loaded when first used (PEP 562): importing a light submodule such as `toolemu.llm.options`
+must not pull in LangChain and the model backends.
 """
 
 from __future__ import annotations

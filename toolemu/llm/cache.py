@@ -12,8 +12,8 @@ from typing import Any
 
 from toolemu.errors import InputError
 from toolemu.llm.options import CacheMode
-from toolemu.llm.secrets import redact
 from toolemu.paths import DEFAULT_CACHE_PATH  # defined with the other paths: the CLI shows it
+from toolemu.secrets import redact
 
 log = logging.getLogger("toolemu.llm")
 _SQLITE_MAGIC = b"SQLite format 3\x00"

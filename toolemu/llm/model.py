@@ -19,7 +19,6 @@ from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
 from toolemu.llm.repair import context_tokens, repair_turns
 from toolemu.llm.retry import call_with_retries, is_access_denied, is_transient
-from toolemu.llm.secrets import clip, register_secret_env, strip_credentials
 from toolemu.llm.stops import ModelAccessDenied, StopRun
 from toolemu.llm.structured import (
     ModelRefusal,
@@ -31,6 +30,7 @@ from toolemu.llm.structured import (
     strict_schema,
 )
 from toolemu.llm.usage import Usage, UsageTracker, call_usage
+from toolemu.secrets import clip, register_secret_env, strip_credentials
 
 log = logging.getLogger("toolemu.llm")
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolemu.llm.secrets import clip
+from toolemu.secrets import clip
 
 # A chat completion's own fields (and what the OpenAI SDK adds to one): JSON with any other key is another API's.
 COMPLETION_FIELDS = frozenset(

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from toolemu.llm.protocol import foreign_reply
-from toolemu.llm.secrets import clip, scrub_exception
+from toolemu.secrets import clip, scrub_exception
 
 log = logging.getLogger("toolemu.llm")
 T = TypeVar("T")

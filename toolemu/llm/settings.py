@@ -32,8 +32,8 @@ from toolemu.llm.options import (
 )
 from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
-from toolemu.llm.secrets import load_dotenv_file, strip_credentials
 from toolemu.llm.usage import Budget, UsageTracker
+from toolemu.secrets import load_dotenv_file, strip_credentials
 
 log = logging.getLogger("toolemu")
 

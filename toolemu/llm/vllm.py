@@ -18,8 +18,8 @@ from pathlib import Path
 
 from toolemu.llm.options import ModelOptions
 from toolemu.llm.providers import ModelConfigError
-from toolemu.llm.secrets import register_secret_value
 from toolemu.llm.vllm_server import ServerStartError, shared_server
+from toolemu.secrets import register_secret_value
 
 BIN_ENV = "TOOLEMU_VLLM_BIN"  # the executable to run (default: `vllm`)
 GPU_CHECK_ENV = "TOOLEMU_VLLM_REQUIRE_GPU"  # "0": start without looking for an NVIDIA GPU (CPU/ROCm builds)

@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from toolemu.llm.secrets import redactor
 from toolemu.log.jsonl import append_whole, heal
 from toolemu.paths import output_error
+from toolemu.secrets import redactor
 
 
 def _data(record: BaseModel | dict[str, Any]) -> Any:

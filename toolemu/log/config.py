@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from toolemu.llm.options import ModelDescription
+from toolemu.log.model import ModelDescription
 from toolemu.paths import DEFAULT_MAX_ITERATIONS
 
 # What picks the (case, trial) pairs; recorded in run.json so shards can be merged and checked for gaps.

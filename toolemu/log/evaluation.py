@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
-from toolemu.llm.options import ModelDescription
-from toolemu.llm.usage import Cost, Usage
+from toolemu.log.model import ModelDescription
 from toolemu.log.records import EpisodeError, Int64
+from toolemu.log.usage import Cost, Usage
 from toolemu.version import SCHEMA_VERSION
 
 # skipped: the episode itself errored, so there is nothing to judge; not_applicable: the scorer does not apply to

@@ -12,7 +12,6 @@ import errno
 import json
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,18 +21,12 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import from_json
 
-from toolemu.llm.secrets import redact
+from toolemu import strict_json
 from toolemu.paths import output_error
+from toolemu.secrets import redact
+from toolemu.strict_json import JsonProblem, NotStrictJson
 
 log = logging.getLogger("toolemu")
-
-
-class NonJsonConstant(ValueError):
-    """NaN or Infinity: Python's json reads them, but they are not JSON and no score or count can be one."""
-
-
-def _no_constant(name: str) -> Any:
-    raise NonJsonConstant(name)
 
 
 def _line_of(record: BaseModel | dict[str, Any]) -> str:
@@ -142,10 +135,7 @@ def _last_line_start(fh: Any, size: int, chunk: int = 1 << 16) -> int:
 
 
 def _whole_object(raw: bytes) -> bool:
-    try:
-        return isinstance(json.loads(raw.decode("utf-8"), parse_constant=_no_constant), dict)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return False
+    return isinstance(strict_json.parse(raw, **RECORD_JSON).value, dict)
 
 
 class JsonlWriter:
@@ -217,34 +207,29 @@ def not_utf8(raw: bytes, exc: UnicodeDecodeError, line_start: int) -> str:
     )
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def lone_surrogate(value: Any) -> str | None:
-    """The first lone surrogate in a parsed JSON value's strings (keys too), as its escape: JSON's grammar lets
-    `"\\ud800"` through, but no UTF-8 file, page or JSON encoder can hold it. A pair is one character once parsed."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack += item.keys()
-            stack += item.values()
-        elif isinstance(item, list):
-            stack += item
-        elif isinstance(item, str) and (found := _SURROGATE.search(item)):
-            return f"\\u{ord(found.group()):04x}"
-    return None
+# What a run's records are read as, beside strict JSON: as ToolEmu's readers read them, a key given twice keeps its
+# last value and a number past a float's range is infinity (a record's own types then refuse one where it counts);
+# nesting is bounded only by what Python parses.
+RECORD_JSON: dict[str, Any] = {"keys_once": False, "finite": False, "max_depth": None}
 
 
 def parse_line(text: str) -> tuple[Any, bool]:
-    """A line's JSON value, and whether it is strict JSON. Strict JSON is read by jiter (pydantic-core's parser),
-    1.6 to 1.9 times as fast as the standard library, to the same value. jiter refuses NaN, lone surrogates and
-    nesting past 200 levels; Python's json then reads the line again and says what is wrong, or reads what it
-    reads. Raises what json.loads raises, and NonJsonConstant for NaN and the infinities."""
+    """A line's JSON value, and whether jiter read it. jiter (pydantic-core's parser) reads strict JSON 1.6 to 1.9
+    times as fast as the standard library, to the same value; what it refuses (NaN, lone surrogates, nesting past
+    200 levels) goes to the strict reader (toolemu.strict_json), which reads it or raises NotStrictJson saying what
+    is wrong."""
     try:
         return from_json(text, allow_inf_nan=False), True
     except ValueError:
-        return json.loads(text, parse_constant=_no_constant), False
+        return strict_json.loads(text, **RECORD_JSON), False
+
+
+def _line_problem(problem: JsonProblem) -> str:
+    if problem.kind == "syntax":
+        return f"not a whole JSON record ({problem.detail}; an interrupted write?)"
+    if problem.kind == "depth":
+        return "JSON nested too deeply"
+    return str(problem)
 
 
 def scan_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> JsonlContent:
@@ -271,31 +256,13 @@ def scan_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> JsonlCo
             if scrub:
                 text = scrub(text)
             try:
-                value, strict = parse_line(text)
-            except NonJsonConstant as exc:
-                out.problems.append(f"{path}: line {number}: expected JSON numbers, found {exc} (not JSON)")
-                out.bad_lines.append((number, text.rstrip("\n")))
-                continue
-            except json.JSONDecodeError as exc:
-                out.problems.append(
-                    f"{path}: line {number}: not a whole JSON record ({exc.msg}; an interrupted write?)"
-                )
-                out.bad_lines.append((number, text.rstrip("\n")))
-                continue
-            except RecursionError:
-                out.problems.append(f"{path}: line {number}: JSON nested too deeply")
+                value, _ = parse_line(text)
+            except NotStrictJson as exc:
+                out.problems.append(f"{path}: line {number}: {_line_problem(exc.problem)}")
                 out.bad_lines.append((number, text.rstrip("\n")))
                 continue
             if not isinstance(value, dict):
                 out.problems.append(f"{path}: line {number}: expected a JSON object, got {type(value).__name__}")
-                out.bad_lines.append((number, text.rstrip("\n")))
-                continue
-            # jiter refuses lone surrogates: only a line the standard library read can hold one
-            if not strict and (lone := lone_surrogate(value)) is not None:
-                out.problems.append(
-                    f"{path}: line {number}: expected Unicode text, found the escape {lone}: half of a UTF-16 "
-                    "surrogate pair, not a character"
-                )
                 out.bad_lines.append((number, text.rstrip("\n")))
                 continue
             out.records.append(value)
@@ -310,9 +277,9 @@ def first_record(path: Path) -> dict[str, Any] | None:
         with path.open("rb") as fh:
             for raw in fh:
                 if raw.strip():
-                    value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+                    value = strict_json.parse(raw, **RECORD_JSON).value
                     return value if isinstance(value, dict) else None
-    except (OSError, ValueError, RecursionError):
+    except OSError:
         pass
     return None
 

@@ -9,10 +9,24 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, model_validator
 
 from toolemu.errors import InputError
-from toolemu.llm.usage import BudgetUse
 from toolemu.log.config import RunConfig
 from toolemu.log.jsonl import write_json_atomic
-from toolemu.specs.version import BenchmarkIdentity
+from toolemu.log.usage import BudgetUse
+
+
+class BenchmarkIdentity(BaseModel):
+    """What a run ran: recorded in run.json as `benchmark`."""
+
+    version: str | None = None  # None: files that no CHANGELOG version records
+    hash: str
+    source: str = "shipped"  # "shipped", or "files": the case and toolkit files given on the command line
+    cases: dict[str, str] = Field(default_factory=dict)  # case name -> hash (with its toolkits)
+    toolkits: dict[str, str] = Field(default_factory=dict)  # toolkit name -> hash
+    policies: dict[str, str] | None = None  # policy name -> hash of its text, where cases are given policies
+    files: dict[str, str] | None = None  # for source "files": each file given -> the hash of its items
+
+    def label(self) -> str:
+        return f"{self.version or 'unversioned'} ({self.hash[:15]})"
 
 
 class Selection(BaseModel):

@@ -14,13 +14,13 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from toolemu.llm.secrets import redactor
 from toolemu.log.evaluation import Evaluation
 from toolemu.log.jsonl import first_record, scan_jsonl
 from toolemu.log.layout import FolderListing, RunFiles, eval_files_among, run_files
 from toolemu.log.meta import RunMeta, read_meta
 from toolemu.log.records import Trajectory
 from toolemu.log.toolemu_format import NO_EVAL_ID, eval_positions, is_ours, upgrade_evaluation, upgrade_trajectory
+from toolemu.secrets import redactor
 
 Scrub = Callable[[str], str] | None
 JoinKey = tuple[str, int, str] | int

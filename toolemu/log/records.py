@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from toolemu.llm.options import ModelDescription
-from toolemu.llm.usage import Cost, Count, Usage
 from toolemu.log.ledger import StateChange, accumulate
+from toolemu.log.model import ModelDescription
+from toolemu.log.usage import Cost, Count, Usage
 from toolemu.version import SCHEMA_VERSION
 
 # token_limit: ToolEmu stopped the agent when its context ran out; it never gave a final answer.

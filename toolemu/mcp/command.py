@@ -17,7 +17,7 @@ The driver then, in the pool's worker thread and an event loop of its own:
    and on Linux every process whose environment carries the episode's TOOLEMU_AGENT_ID (children that left the
    group with setsid); SIGTERM, then SIGKILL for what ignores it.
 
-The command is recorded (run.json, each trajectory) with its keys as *** (`toolemu.llm.secrets.redact_command`), and
+The command is recorded (run.json, each trajectory) with its keys as *** (`toolemu.secrets.redact_command`), and
 those keys are scrubbed from everything written from the moment the command is read.
 
 The final answer is the final_answer tool's argument, else what the command printed. A command that exits non-zero
@@ -44,8 +44,8 @@ from toolemu.errors import InputError
 if TYPE_CHECKING:
     from toolemu.agents import AgentTurn
     from toolemu.episode import Episode
-    from toolemu.llm.options import ModelDescription
     from toolemu.log import Step
+    from toolemu.log.model import ModelDescription
     from toolemu.mcp.episodes import ClientInfo, EpisodeSession
     from toolemu.specs.models import Toolkit
 
@@ -109,8 +109,8 @@ class CommandAgent:
         return {"agent": self._described(session)}
 
     def _described(self, session: EpisodeSession) -> ModelDescription:
-        from toolemu.llm.secrets import redact_command
         from toolemu.mcp.serve import agent_model
+        from toolemu.secrets import redact_command
 
         return agent_model(session.client, command=redact_command(self.command))  # its keys as ***
 
@@ -120,7 +120,7 @@ class CommandAgent:
         import anyio
 
         from toolemu.episode import Interrupted
-        from toolemu.llm.secrets import redact
+        from toolemu.secrets import redact
 
         state = episode.state
         agent_id = secrets.token_hex(12)
@@ -239,7 +239,7 @@ class _Collected:
         return text[: self.limit] if self.keep == "head" else text[-self.limit :]
 
     def tail_note(self) -> str:
-        from toolemu.llm.secrets import redact
+        from toolemu.secrets import redact
 
         tail = self.text()[-STDERR_TAIL:].strip()
         return f"; stderr tail:\n{redact(tail)}" if tail else "; it wrote nothing to stderr"
@@ -304,16 +304,16 @@ async def end_processes(pgid: int, agent_id: str) -> None:
 
 
 def _register_secret(token: str) -> None:
-    from toolemu.llm.secrets import register_secret_value
+    from toolemu.secrets import register_secret_value
 
     register_secret_value(token)
 
 
 def command_agent(command: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> AgentFactory:
     """The factory of `--agent mcp-cmd:<command>` (with `--agent-timeout`); it names itself in run.json, the keys in
-    the command (`MY_API_KEY=... agent --api-key ...`) as *** (`toolemu.llm.secrets.redact_command`), and they are
+    the command (`MY_API_KEY=... agent --api-key ...`) as *** (`toolemu.secrets.redact_command`), and they are
     scrubbed from everything written from now on."""
-    from toolemu.llm.secrets import redact_command
+    from toolemu.secrets import redact_command
 
     command = command.strip()
     if not command:

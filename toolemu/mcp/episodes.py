@@ -18,9 +18,9 @@ from toolemu.agents import AgentTurn
 from toolemu.agents.agent import without_added_nulls
 from toolemu.episode import Episode, Interrupted
 from toolemu.llm import StopRun
-from toolemu.llm.secrets import clip, redact
 from toolemu.log import MAX_ITERATIONS_OUTPUT, ToolCall, Trajectory, raised
 from toolemu.log.records import Step
+from toolemu.secrets import clip, redact
 
 FINAL_TOOL = "final_answer"  # the tool that ends the episode with the agent's answer
 

@@ -1,5 +1,5 @@
 """What leaves the MCP server, scrubbed of secrets: every message a session sends its client (tool results, prompts,
-tool lists, errors), over stdio and HTTP alike, by the one scrubber every writer uses (`toolemu.llm.secrets`). So a
+tool lists, errors), over stdio and HTTP alike, by the one scrubber every writer uses (`toolemu.secrets`). So a
 client is sent what the records keep: `***` where a key was. Over stdio the messages go to the process's stdout
 buffer, past the console's scrubbing: this is where they are scrubbed."""
 
@@ -11,7 +11,7 @@ from typing import Any
 from mcp import types
 from mcp.shared.message import SessionMessage
 
-from toolemu.llm.secrets import redactor
+from toolemu.secrets import redactor
 
 
 def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:

@@ -38,18 +38,18 @@ from toolemu.episode.builder import EpisodeBuilder, OutsideAgent
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
 from toolemu.llm import ModelHub
-from toolemu.llm.options import ModelDescription
-from toolemu.llm.secrets import register_secret_value
 from toolemu.llm.stops import ModelAccessDenied
 from toolemu.log import Trajectory
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.layout import RUN_FILE
 from toolemu.log.lock import run_lock
+from toolemu.log.model import ModelDescription
 from toolemu.log.records import CLOSED_OUTPUT, STOPPED_OUTPUT
 from toolemu.mcp.episodes import ClientInfo, EpisodeSession
 from toolemu.mcp.server import EpisodeServer, NotRecorded, bind, is_loopback, serve_http, serve_stdio, url_of
 from toolemu.mcp.tools import mcp_tools, prompts
 from toolemu.prompts.agent import policy_text
+from toolemu.secrets import register_secret_value
 from toolemu.specs import Benchmark, Case
 from toolemu.specs.models import Toolkit
 

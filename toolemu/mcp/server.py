@@ -43,11 +43,11 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from mcp.shared.message import SessionMessage
 from starlette.requests import HTTPConnection
 
-from toolemu.llm.secrets import clip
 from toolemu.mcp.episodes import FINAL_TOOL, CallResult, ClientInfo, EpisodeSession
 from toolemu.mcp.scrub import scrub_message
 from toolemu.mcp.tools import prompt_result
 from toolemu.mcp.wire import INVALID_PARAMS, MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Refusal, screen, too_big
+from toolemu.secrets import clip
 from toolemu.version import __version__
 
 ENDPOINT = "/mcp"

@@ -24,7 +24,7 @@ from typing import Any
 from mcp import types
 from pydantic import BaseModel, ValidationError
 
-from toolemu.llm.secrets import clip
+from toolemu.secrets import clip
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the SDK's own limit for an HTTP body
 MAX_NESTING = 64  # arrays and objects inside one another, the message itself included

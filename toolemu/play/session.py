@@ -14,9 +14,9 @@ from toolemu.episode.features.user import UserSpec
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
 from toolemu.llm import ModelHub
-from toolemu.llm.options import ModelDescription
 from toolemu.log import Trajectory
 from toolemu.log.episode_folder import EpisodeFolder
+from toolemu.log.model import ModelDescription
 from toolemu.play.agent import PLAYER_FORMAT, TerminalAgent
 from toolemu.play.screen import USER_HELP, Screen, safe
 from toolemu.play.terminal import PlayerLeft, Terminal

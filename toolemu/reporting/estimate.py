@@ -39,8 +39,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from toolemu.errors import InputError, first_error
 from toolemu.llm.prices import model_price, price_table
-from toolemu.llm.usage import MAX_COUNT
 from toolemu.log import RunLog, read_run, split_eval_key
+from toolemu.log.usage import MAX_COUNT
 from toolemu.scorers import info_for_eval_type
 
 PROFILE_FILE = "token_profile.json"

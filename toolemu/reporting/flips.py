@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
-from toolemu.llm.secrets import redactor
 from toolemu.log import Evaluation, RunLog, Trajectory
 from toolemu.log.layout import REJUDGE_MARK
 from toolemu.log.read import read_evaluations
@@ -20,6 +19,7 @@ from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.qualifiers import UNSTABLE_FLIP_RATE, FlipCase, FlipStats
 from toolemu.reporting.stats import bootstrap_mean_ci
 from toolemu.scorers.base import MetricInfo
+from toolemu.secrets import redactor
 
 
 @dataclass

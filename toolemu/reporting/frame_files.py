@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from toolemu.errors import InputError
-from toolemu.llm.secrets import redact
 from toolemu.log.jsonl import write_bytes_atomic, write_text_atomic
 from toolemu.reporting.frames import RunsLike, episodes_df, evaluations_df, loaded, runs_df, scores_df, steps_df
+from toolemu.secrets import redact
 
 FRAME_FORMATS = ("parquet", "csv")
 FRAMES: dict[str, Callable[[RunsLike], pd.DataFrame]] = {

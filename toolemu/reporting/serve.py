@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolemu.llm.secrets import redactor
 from toolemu.reporting.sidecars import js_string
 from toolemu.reporting.traces import trace_json
+from toolemu.secrets import redactor
 
 log = logging.getLogger("toolemu")
 

@@ -23,7 +23,6 @@ import orjson
 from pydantic import Field
 
 from toolemu.errors import InputError
-from toolemu.llm.secrets import redact, redactor
 from toolemu.log.jsonl import write_bytes_atomic, write_text_atomic
 from toolemu.paths import output_dir
 from toolemu.reporting.accuracy import JudgeAccuracy
@@ -38,6 +37,7 @@ from toolemu.reporting.stream import read_parts
 from toolemu.reporting.tables import summary_csv
 from toolemu.reporting.traces import TraceStore, store_views
 from toolemu.reporting.unified import UNIFIED_SUFFIX, unified_report_name, unified_report_text
+from toolemu.secrets import redact, redactor
 
 REPORT_HTML = "report.html"
 

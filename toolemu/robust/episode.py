@@ -18,9 +18,9 @@ from toolemu.emulator import Emulation, Emulator
 from toolemu.episode.builder import EpisodeBuilder, EpisodeDriver
 from toolemu.episode.pipeline import ReplayedTurns
 from toolemu.llm import RoleModel
-from toolemu.llm.options import ModelDescription
-from toolemu.llm.secrets import clip
 from toolemu.log import Trajectory
+from toolemu.log.model import ModelDescription
+from toolemu.secrets import clip
 from toolemu.specs import Case
 from toolemu.specs.models import Toolkit
 from toolemu.specs.policy import PolicyDoc, PolicyRule

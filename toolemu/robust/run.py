@@ -29,8 +29,6 @@ from toolemu.episode.spec import EpisodeSpec
 from toolemu.errors import InputError
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, build_chat_model, build_hub
 from toolemu.llm.model import ChatFactory
-from toolemu.llm.options import ModelDescription
-from toolemu.llm.secrets import REDACTED
 from toolemu.log import (
     RUN_FILE,
     TRAJECTORIES,
@@ -46,6 +44,7 @@ from toolemu.log import (
     write_json_atomic,
 )
 from toolemu.log.batched import BatchedJsonlWriter
+from toolemu.log.model import ModelDescription
 from toolemu.log.robust import Rerun, RobustEpisode, RobustSummary
 from toolemu.paths import DEFAULT_TOOLKITS
 from toolemu.pool import PoolOutcome, Recorded, run_pool
@@ -55,6 +54,7 @@ from toolemu.robust.stats import case_sensitivity, robust_rates, tally
 from toolemu.runner import prepare_dump_dir
 from toolemu.scorers import Scorer, ScoringContext, evaluate_trajectories, get_scorer, registered_infos
 from toolemu.scorers.base import MetricInfo
+from toolemu.secrets import REDACTED
 from toolemu.specs import Benchmark, Case, load_benchmark
 from toolemu.specs.models import Toolkit
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolemu.llm.secrets import clip
 from toolemu.log import EpisodeError, Score, Step, Trajectory, raised
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
+from toolemu.secrets import clip
 from toolemu.specs.checks import Check, LedgerPredicate
 
 VIOLATED, CLEAN = "Check violated (1)", "No check violated (0)"

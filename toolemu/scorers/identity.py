@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from toolemu.llm.options import ModelDescription
 from toolemu.log import Evaluation
 from toolemu.log.evaluation import ID_LENGTH, UNRECORDED, JudgeIdentity, short_hash
+from toolemu.log.model import ModelDescription
 from toolemu.scorers.base import Scorer, ScoringContext
 
 

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolemu.llm.options import ModelOptions
-from toolemu.llm.secrets import clip
 from toolemu.llm.stops import StopRun
 from toolemu.log import CaseView, EpisodeError, Sample, Score, Step, Trajectory
 from toolemu.prompts import evaluator as prompts
@@ -20,6 +19,7 @@ from toolemu.prompts import length
 from toolemu.prompts.tools import describe_toolkits
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.identity import JudgeIdentity, llm_identity, short_hash
+from toolemu.secrets import clip
 from toolemu.specs.schema import text_schema
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads when a judge runs, not when a report reads a MetricInfo

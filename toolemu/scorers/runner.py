@@ -11,18 +11,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolemu.llm.options import ModelOptions
-from toolemu.llm.secrets import clip
 from toolemu.llm.stops import StopRun
-from toolemu.llm.usage import BudgetUse
 from toolemu.log import EpisodeError, Evaluation, JudgeIdentity, Trajectory, eval_file_key, now, run_files
 from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.evaluation import JudgeSampling
 from toolemu.log.lock import run_lock
 from toolemu.log.read import parse_evaluation, read_trajectories
 from toolemu.log.resume import resume_records
+from toolemu.log.usage import BudgetUse
 from toolemu.pool import PoolOutcome, Recorded, run_pool
 from toolemu.scorers.base import Scorer, ScoringContext, ScoringError
 from toolemu.scorers.identity import identity_of
+from toolemu.secrets import clip
 
 if TYPE_CHECKING:
     from toolemu.scorers.rejudge import RejudgeSummary

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from toolemu import strict_json
 from toolemu.errors import InputError, Problem
 from toolemu.paths import ASSETS
 from toolemu.specs.models import Case, Toolkit
@@ -21,42 +22,11 @@ TOOLKIT_KEYS = ("toolkit", "tools")
 # A fidelity probe file (toolemu.fidelity; assets/probes/): it lives beside the benchmark, it is not a spec.
 PROBE_SCHEMA = "toolemu-probes/"
 CASE_KEYS = ("Toolkits", "User Instruction")
-MAX_DEPTH = 64  # nesting of a spec file; ToolEmu's are 6 deep
 # The names an agent calls (name_for_model + tool name) must be one token for ReAct text and native tool calls.
 CALLABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 # Names no toolkit's tool may be called by: the simulated user's action (toolemu.user, above this package, defines
 # it as toolemu.log.ASK_USER; a test keeps the two the same).
 RESERVED_TOOL_NAMES = ("AskUser",)
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _DuplicateKey(key)
-        seen[key] = value
-    return seen
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _depth(value: Any) -> int:
-    """How deeply arrays and objects nest (iterative: a hostile file cannot exhaust the stack)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def has_control_char(text: str) -> bool:
@@ -139,22 +109,10 @@ def read_json_items(path: Path) -> list[Any]:
         raise InputError.single(path, f"expected UTF-8 text, found a non-UTF-8 byte at offset {exc.start}") from None
     if not text.strip():
         raise InputError.single(path, "expected a JSON object or array, but the file is empty")
-    try:
-        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError.single(
-            path, f"expected valid JSON, {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-    except _DuplicateKey as exc:
-        raise InputError.single(
-            path, f"expected each key once per object, {str(exc)!r} appears twice (JSON readers keep only one)"
-        ) from None
-    except ValueError as exc:
-        raise InputError.single(path, f"expected valid JSON, {exc}") from None
-    except RecursionError:
-        raise InputError.single(path, f"expected JSON nested at most {MAX_DEPTH} deep, found far deeper") from None
-    if _depth(data) > MAX_DEPTH:
-        raise InputError.single(path, f"expected JSON nested at most {MAX_DEPTH} deep, found {_depth(data)}")
+    parsed = strict_json.parse(text)
+    if parsed.problems:
+        raise InputError.single(path, str(parsed.problems[0])) from None
+    data = parsed.value
     if isinstance(data, dict):
         return [data]
     if isinstance(data, list):

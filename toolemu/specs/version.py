@@ -21,9 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from toolemu.errors import Problem
+from toolemu.log.meta import BenchmarkIdentity
 from toolemu.paths import ASSETS
 from toolemu.specs.load import Benchmark, json_files, read_json_items
 from toolemu.specs.models import Case, SpecModel
@@ -46,21 +45,6 @@ def content_hash(value: Any) -> str:
 def item_json(item: SpecModel) -> dict[str, Any]:
     """An item as its file gave it (keys it did not set left out), after validation."""
     return item.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-
-class BenchmarkIdentity(BaseModel):
-    """What a run ran: recorded in run.json as `benchmark`."""
-
-    version: str | None = None  # None: files that no CHANGELOG version records
-    hash: str
-    source: str = "shipped"  # "shipped", or "files": the case and toolkit files given on the command line
-    cases: dict[str, str] = Field(default_factory=dict)  # case name -> hash (with its toolkits)
-    toolkits: dict[str, str] = Field(default_factory=dict)  # toolkit name -> hash
-    policies: dict[str, str] | None = None  # policy name -> hash of its text, where cases are given policies
-    files: dict[str, str] | None = None  # for source "files": each file given -> the hash of its items
-
-    def label(self) -> str:
-        return f"{self.version or 'unversioned'} ({self.hash[:15]})"
 
 
 def toolkit_hashes(bench: Benchmark) -> dict[str, str]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from toolemu.llm.options import ModelDescription
 from toolemu.log import RunConfig, Trajectory
+from toolemu.log.model import ModelDescription
 from toolemu.paths import ASSETS
 from toolemu.reporting import build_report
 from toolemu.reporting.load import LoadedRun

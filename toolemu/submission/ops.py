@@ -23,14 +23,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from toolemu import strict_json
 from toolemu.errors import InputError
-from toolemu.llm.secrets import redact
 from toolemu.log import RUN_FILE
 from toolemu.log.jsonl import write_text_atomic
 from toolemu.reporting import load_runs
 from toolemu.reporting.groups import NO_GROUPING
 from toolemu.reporting.load import LoadedRun
-from toolemu.submission import strict_json
+from toolemu.secrets import redact
 from toolemu.submission.check import build_submission, check_runs
 from toolemu.submission.files import (
     MAX_CLAIMS,

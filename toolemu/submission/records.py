@@ -24,13 +24,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from toolemu import strict_json
 from toolemu.log import RUN_FILE, TRAJECTORIES, Evaluation, RunMeta, Trajectory
 from toolemu.scorers import registered_infos
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.judge import majority_label
 from toolemu.specs.benchmark import benchmark_identity, load_cases
 from toolemu.specs.version import BenchmarkIdentity
-from toolemu.submission import strict_json
 from toolemu.submission.files import (
     ERRORS_SUFFIX,
     MAX_RECORD,
@@ -118,7 +118,7 @@ def _objects(path: Path, found: _Findings) -> Iterator[tuple[int, dict[str, Any]
             parsed = strict_json.parse(raw)
             if not parsed.ok:
                 for text in parsed.problems:
-                    found.add(line, text)
+                    found.add(line, str(text))
             elif not isinstance(parsed.value, dict):
                 found.add(line, f"expected a JSON object, got {type(parsed.value).__name__}")
             else:
@@ -149,7 +149,7 @@ def _check_run_file(path: Path, found: _Findings, bench: Shipped) -> None:
         return
     if not parsed.ok:
         for text in parsed.problems:
-            found.add("", text)
+            found.add("", str(text))
         return
     if not isinstance(parsed.value, dict):
         found.add("", f"expected a JSON object, got {type(parsed.value).__name__}")

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from toolemu.submission.strict_json import where
+from toolemu.strict_json import where
 
 SHOWN = 20  # errors named per file
 
