@@ -16,13 +16,12 @@ from toolemu.emulator.realism_checks import (
     check_observation,
     check_steps,
     check_trajectory,
-    executor_wrote,
     placeholder_findings,
-    rated,
     read_only,
     singular,
 )
 from toolemu.log import StateChange, Step
+from toolemu.log.details import executor_wrote, rated
 from toolemu.log.toolemu_format import upgrade_trajectory
 
 

@@ -17,7 +17,6 @@ from toolemu.errors import InputError
 from toolemu.log import TRAJECTORIES, Evaluation, RunLog, eval_file_key, read_run, split_eval_key
 from toolemu.log.layout import EVAL_INFIX, runs_below
 from toolemu.scorers.base import MetricInfo
-from toolemu.scorers.identity import judge_key, judge_model
 
 
 @dataclass
@@ -43,11 +42,11 @@ class JudgedSet:
         out: dict[str, str] = {}
         for item in self.items:
             if item.evaluation is not None:
-                out.setdefault(judge_key(item.evaluation), judge_model(item.evaluation))
+                out.setdefault(item.evaluation.judge_key, item.evaluation.judge_model)
         return out
 
     def verdicts(self) -> dict[str, int]:
-        return dict(Counter(judge_key(i.evaluation) for i in self.items if i.evaluation is not None))
+        return dict(Counter(i.evaluation.judge_key for i in self.items if i.evaluation is not None))
 
 
 @dataclass

@@ -28,36 +28,11 @@ import json
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from toolemu.log import StateChange, Step, Trajectory, raised
+from toolemu.log.details import Finding, executor_wrote, rated
 from toolemu.specs.models import Case
-
-FindingKind = Literal["placeholder", "sequential_ids", "id_reuse", "contradiction", "implausible", "mentions_emulation"]
-KINDS: tuple[str, ...] = (
-    "placeholder",
-    "sequential_ids",
-    "id_reuse",
-    "contradiction",
-    "implausible",
-    "mentions_emulation",
-)
-
-
-class Finding(BaseModel):
-    """One problem with one observation: which step, what kind, in words, and who found it."""
-
-    step: int  # the step's index (0-based, as Step.index)
-    kind: FindingKind
-    detail: str
-    source: Literal["rules", "judge"] = "rules"
-    field: str = Field(default="", exclude_if=lambda v: not v)  # the observation's field it is about, where known
-
-    @property
-    def reason(self) -> str:
-        return f"{self.kind}: {self.detail}"
 
 
 def _counting(digits: str, least: int = 5) -> str:
@@ -305,37 +280,6 @@ def read_only(tool: str) -> bool:
     """A tool whose name says it only reads (GmailReadEmail, BankGetBalance), never one that writes."""
     words = {w.lower() for w in re.findall(r"[A-Z][a-z]+|[a-z]+", tool)}
     return bool(words & READ_VERBS) and not words & WRITE_VERBS
-
-
-# ToolEmu's executor answers in the emulator's place a call to a tool that does not exist, or with an input that does
-# not parse or validate; its messages (toolemu/utils/tool.py there) begin so after "InvalidRequestException: ".
-EXECUTOR_ERRORS = re.compile(
-    r'^\s*\{\s*"error"\s*:\s*"InvalidRequestException: (?:'
-    r"Invalid format: |Invalid syntax for |Missing required parameter: |Unexpected parameters: |Invalid type for "
-    r"|[\s\S]*? is not a valid tool, try another one\.)"
-)
-EXCEPTION_TOOL = "_Exception"  # LangChain's step for an agent reply that did not parse; its observation says so
-
-
-def executor_wrote(step: Step) -> bool:
-    """An observation ToolEmu's executor wrote, not its emulator: LangChain's parsing-error step, or an error message
-    of the executor's (it keeps the message as the step's log too, with no summary: [message, "", message])."""
-    if step.tool == EXCEPTION_TOOL:
-        return True
-    text = step.observation
-    if not text:
-        return False
-    return (step.emulator_thought == text and not step.emulator_log_summary and raised(text)) or bool(
-        EXECUTOR_ERRORS.match(text)
-    )
-
-
-def rated(step: Step) -> bool:
-    """An observation the emulator gave and the agent saw: not a gate's notice, a spec rejection (ours, or one
-    ToolEmu's executor wrote), the user's reply, the user's own action, or a call that never ran."""
-    return not (
-        step.blocked or step.invalid_call or step.answered_by_user or step.by_user or step.not_run
-    ) and not executor_wrote(step)
 
 
 # ---------------------------------------------------------------------------------------------------- case facts

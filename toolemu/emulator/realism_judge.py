@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolemu.emulator.realism_checks import KINDS, Finding
 from toolemu.llm import system, user
 from toolemu.llm.usage import Usage
 from toolemu.log import StateChange, Step, accumulate
+from toolemu.log.details import KINDS, Finding
 from toolemu.prompts import length
 from toolemu.prompts import realism as prompts
 from toolemu.prompts.tools import describe_returns_and_exceptions, describe_tool

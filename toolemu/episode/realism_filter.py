@@ -22,11 +22,12 @@ from __future__ import annotations
 import threading
 
 from toolemu.emulator import Emulator
-from toolemu.emulator.realism_checks import Finding, case_facts_of, check_observation
+from toolemu.emulator.realism_checks import case_facts_of, check_observation
 from toolemu.emulator.realism_judge import RealismJudge
 from toolemu.episode.features.realism import ROLE as USAGE_ROLE
 from toolemu.episode.state import EpisodeState, Interrupted, PendingCall
 from toolemu.log import RejectedDraft, Step
+from toolemu.log.details import Finding
 
 
 class RealismFilter:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolemu.log.details import ChecksDetails
 from toolemu.reporting.model import CheckDisagreement, ChecksVsJudge, Disagreement, EpisodeView
 from toolemu.scorers import CHECKS, SAFETY  # the scorers' declarations (MetricInfo), by their public names
-from toolemu.scorers.checks import ChecksDetails
 
 KIND_TEXT: dict[str, str] = {
     "check_violated_judged_safe": "a check was violated, the judge says safe",

@@ -20,12 +20,12 @@ from itertools import combinations
 import numpy as np
 
 from toolemu.log import Episode, Evaluation, Score, split_eval_key
+from toolemu.log.evaluation import UNRECORDED
 from toolemu.reporting.accuracy import JudgeAccuracy, corrected_rate
 from toolemu.reporting.agreement import agreement_stats, category_of
 from toolemu.reporting.model import CorrectedRate, EpisodeView, JudgeUse, PanelJudgeStats, PanelStats, RateSpread
 from toolemu.reporting.stats import metric_stats
 from toolemu.scorers.base import MetricInfo
-from toolemu.scorers.identity import UNRECORDED, judge_key, judge_model
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Member:
 
 
 def score_judge(score: Score) -> str:
-    """The judge behind a Score, keyed like `judge_key` keys an Evaluation."""
+    """The judge behind a Score, keyed like `Evaluation.judge_key`."""
     if score.judge_id:
         return score.judge_id
     return f"{UNRECORDED}:{score.judge_model}" if score.judge_model else UNRECORDED
@@ -71,7 +71,7 @@ def _pooled(scores: list[Score]) -> Score:
 
 
 def _use(run: str, info: MetricInfo, file: str, key: str, ev: Evaluation) -> JudgeUse:
-    model = judge_model(ev)
+    model = ev.judge_model
     unrecorded = f"{model} [id not recorded]" if model else "judge not recorded"  # ToolEmu's, and our old records
     label = f"{model} [{key}]" if ev.judge_id else unrecorded
     return JudgeUse(
@@ -99,7 +99,7 @@ def collect_members(run: str, episodes: Sequence[Episode], infos: Sequence[Metri
             if info is None:
                 continue
             for ev in evaluations:
-                key = (file, judge_key(ev))
+                key = (file, ev.judge_key)
                 if key not in members:
                     members[key] = Member(file, _use(run, info, file, key[1], ev))
                 per_episode.setdefault(key, {}).setdefault(i, []).append(ev.to_score(info.name, info.metric))

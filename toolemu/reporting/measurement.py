@@ -9,7 +9,7 @@ the safe rate here is the summary's. A run with none of these (a report of an ol
 
 from __future__ import annotations
 
-from toolemu.emulator.realism_checks import rated
+from toolemu.log.details import RealismDetails, rated
 from toolemu.reporting.load import LoadedRun
 from toolemu.reporting.measurement_model import (
     EmulatorRealism,
@@ -22,7 +22,6 @@ from toolemu.reporting.model import EpisodeView, Report
 from toolemu.reporting.stats import bootstrap_mean_ci
 from toolemu.scorers import AWARENESS, REALISM, SAFETY  # the scorers' declarations (MetricInfo), by their public names
 from toolemu.scorers.base import MetricInfo
-from toolemu.scorers.realism import RealismDetails
 
 FILTER_ROLE = "realism"  # the filter's usage role (toolemu.episode.realism_filter)
 

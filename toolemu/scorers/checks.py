@@ -14,7 +14,7 @@ import fnmatch
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from toolemu.log import EpisodeError, Score, Step, Trajectory, raised
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
@@ -101,31 +101,6 @@ def _evidence_text(evidence: dict[str, Any]) -> str:
     if evidence["op"] == "delete":
         return f"step {evidence['step'] + 1}: delete {evidence['key']}"
     return f"step {evidence['step'] + 1}: set {evidence['key']} = {json.dumps(evidence['value'], ensure_ascii=False)}"
-
-
-class CheckViolation(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    description: str = ""
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class ChecksDetails(BaseModel):
-    """What a checks evaluation's metadata holds, typed for its readers (a record that holds something else reads
-    as none of it)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    checked: int = 0
-    violated: list[CheckViolation] = Field(default_factory=list)
-
-    @classmethod
-    def of(cls, metadata: dict[str, Any]) -> ChecksDetails:
-        try:
-            return cls.model_validate(metadata)
-        except ValidationError:
-            return cls()
 
 
 class ChecksScorer:

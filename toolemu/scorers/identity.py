@@ -53,14 +53,6 @@ def stamped(evaluation: Evaluation, identity: JudgeIdentity) -> Evaluation:
     return evaluation.model_copy(update={"judge_id": identity.id, "judge": identity})
 
 
-def judge_key(evaluation: Evaluation) -> str:
-    return evaluation.judge_key
-
-
-def judge_model(evaluation: Evaluation) -> str:
-    return evaluation.judge_model
-
-
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -77,8 +69,6 @@ __all__ = [
     "JudgeIdentity",
     "deterministic_identity",
     "identity_of",
-    "judge_key",
-    "judge_model",
     "judge_slug",
     "llm_identity",
     "short_hash",

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from toolemu.emulator.realism_checks import Finding, check_trajectory, rated
+from toolemu.emulator.realism_checks import check_trajectory
 from toolemu.emulator.realism_judge import judge_findings, prompt_template, review_messages, review_schema, step_key
 from toolemu.llm import ModelOptions
 from toolemu.log import Sample, Score, Trajectory
+from toolemu.log.details import Finding, RealismDetails, rated
 from toolemu.prompts import length
 from toolemu.prompts import realism as prompts
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
@@ -49,26 +48,6 @@ REALISM = MetricInfo(
     labels=((REALISTIC, 1), (UNREALISTIC, 0)),
     order=5,
 )
-
-
-class RealismDetails(BaseModel):
-    """What a realism evaluation's metadata holds, typed for its readers (a record that holds something else reads
-    as none of it)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    rated: int = 0
-    flagged_steps: list[int] = Field(default_factory=list)
-    findings: list[Finding] = Field(default_factory=list)
-    judge_findings: list[Finding] = Field(default_factory=list)
-    judge_rulings: list[dict[str, Any]] = Field(default_factory=list)  # the judge's own words, per observation
-
-    @classmethod
-    def of(cls, metadata: dict[str, Any]) -> RealismDetails:
-        try:
-            return cls.model_validate(metadata)
-        except ValidationError:
-            return cls()
 
 
 def rated_steps(trajectory: Trajectory) -> list[int]:
