@@ -295,7 +295,7 @@ class Agent:
         _refuse_if_refused(reply)
         if reply.tool_calls:
             # Parallel tool calls run in order, each as its own step: none is dropped.
-            calls = [ProposedCall(c["name"], self._arguments(c, kits), c.get("id") or "") for c in reply.tool_calls]
+            calls = [self._proposed(c, kits) for c in reply.tool_calls]
             return AgentTurn(
                 reply.text.strip(), calls, None, reply.text, "", reply.usage, reply.latency_s, reply.reasoning
             )
@@ -308,8 +308,14 @@ class Agent:
             raise err
         return AgentTurn("", [], answer, reply.text, "", reply.usage, reply.latency_s, reply.reasoning)
 
-    def _arguments(self, call: dict[str, Any], kits: list[Toolkit]) -> Any:
-        return without_added_nulls(kits, call["name"], call["args"], bounded=self.bounded)
+    def _proposed(self, native: dict[str, Any], kits: list[Toolkit]) -> ProposedCall:
+        """A native call as a ToolCall; one whose arguments were no JSON object keeps them as text, with its
+        parse_error (the episode records it as an invalid call, and the agent sees why)."""
+        call = ProposedCall.of(native)
+        if call.parse_error is not None:
+            return call
+        arguments = without_added_nulls(kits, call.tool, call.tool_input, bounded=self.bounded)
+        return call.model_copy(update={"tool_input": arguments})
 
 
 def without_added_nulls(kits: list[Toolkit], name: str, arguments: Any, *, bounded: bool = False) -> Any:

@@ -71,6 +71,10 @@ class ToolElement:
     def process(self, call: PendingCall, state: EpisodeState) -> None:
         if call.observation is not None:
             return  # denied by a gate, or answered by an earlier element (the user, a replay)
+        if call.call.parse_error is not None:  # a call that could not be read is an invalid call, never played
+            call.emulation = Emulation(invalid_request(call.call.parse_error), invalid_call=True)
+            call.observation = call.emulation.observation
+            return
         call.obs_key = call_key(self.emulator, call, state)  # before the call joins the steps: its prefix
         emulation = self.emulator.emulate(
             state.case, state.kits, state.steps, call.tool, call.tool_input, cache_salt=state.salt

@@ -127,7 +127,7 @@ def apply_turn(turn: AgentTurn, elements: Sequence[CallElement], state: EpisodeS
         # One rule for every agent type and for ToolEmu's records alike (QuittingAgents'): "quit:" in the answer.
         return ("quit" if is_quit(turn.final_answer) else "final_answer"), turn.final_answer
     for position, proposed in enumerate(turn.calls):
-        call = PendingCall(ToolCall.model_validate(proposed, from_attributes=True))
+        call = PendingCall(ToolCall.of(proposed))
         try:
             for element in elements:
                 element.process(call, state)
@@ -137,7 +137,7 @@ def apply_turn(turn: AgentTurn, elements: Sequence[CallElement], state: EpisodeS
             reason = clip(f"{type(exc).__name__}: {exc}", 2000)
             state.steps.append(step_of(len(state.steps), turn, call, position == 0, reason))
             for later in turn.calls[position + 1 :]:
-                skipped = PendingCall(ToolCall.model_validate(later, from_attributes=True))
+                skipped = PendingCall(ToolCall.of(later))
                 state.steps.append(step_of(len(state.steps), turn, skipped, False, "an earlier call failed"))
             raise
         state.steps.append(step_of(len(state.steps), turn, call, first=position == 0))

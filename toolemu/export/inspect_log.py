@@ -108,8 +108,8 @@ def _role_usage(traj: Trajectory, evaluations: list[Evaluation]) -> tuple[dict, 
 
 def _step_messages(step: Step, episode_id: str, agent_model: str) -> list[ix.ChatMessage]:
     call_id = f"call_{step.index}"
-    arguments = step.tool_input if isinstance(step.tool_input, dict) else {}
-    parse_error = None if isinstance(step.tool_input, dict) else f"not a JSON object: {step.tool_input}"
+    call = step.call
+    arguments, parse_error = call.arguments, call.parse_error and f"{call.parse_error}: {call.tool_input}"
     error = None
     if step.blocked:
         reasons = "; ".join(f"{d.gate}: {d.reason or d.action}" for d in step.gates if d.action == "deny")

@@ -38,11 +38,12 @@ class ActionError(ValueError):
 
 
 class RefusedCall(ActionError):
-    """A tool call whose input holds a value JSON cannot: refused as an invalid call, and recorded as one."""
+    """A tool call whose input holds a value JSON cannot: the call (its input as text, `parse_error` saying why),
+    refused as an invalid call and recorded as one."""
 
-    def __init__(self, problem: str, tool: str, input_text: str, thought: str):
-        super().__init__(problem)
-        self.tool, self.input_text, self.thought = tool, input_text, thought
+    def __init__(self, call: ProposedCall, thought: str):
+        super().__init__(call.parse_error)
+        self.call, self.thought = call, thought
 
 
 class _Raw(str):
@@ -240,7 +241,7 @@ def _refused_call(value: Any, path: tuple[Any, ...], problem: str) -> RefusedCal
         return None
     if any(kind == _DEPTH for kind in _problem_kinds(value["input"])):
         return None
-    return RefusedCall(problem, call.tool, input_text(value["input"]), call.thought)
+    return RefusedCall(ProposedCall(call.tool, input_text(value["input"]), parse_error=problem), call.thought)
 
 
 def _problem_kinds(value: Any) -> list[str]:

@@ -38,7 +38,7 @@ from toolemu.episode.steps import step_of
 from toolemu.errors import InputError
 from toolemu.gym.actions import ActionError, RefusedCall, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
-from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation, ToolCall
+from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.jsonl import JsonlWriter
 from toolemu.log.layout import eval_path
@@ -225,12 +225,12 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         """Record a call whose input no tool can take as the step of an invalid call; its observation."""
         assert self._episode is not None
         state = self._episode.state
-        kept = json.dumps({"tool": refused.tool, "input": refused.input_text, "thought": refused.thought})
+        kept = json.dumps({"tool": refused.call.tool, "input": refused.call.tool_input, "thought": refused.thought})
         if isinstance(action, str) and action.isascii():  # the action as the agent wrote it, where it is plain text
             kept = action
         turn = AgentTurn(refused.thought, kept=kept[:MAX_TEXT])
-        call = PendingCall(ToolCall(refused.tool, refused.input_text))
-        call.emulation = Emulation(invalid_request(str(refused)), invalid_call=True)
+        call = PendingCall(refused.call)
+        call.emulation = Emulation(invalid_request(call.call.parse_error or ""), invalid_call=True)
         call.observation = call.emulation.observation
         state.turns += 1
         state.steps.append(step_of(len(state.steps), turn, call, first=True))

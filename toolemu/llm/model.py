@@ -46,7 +46,7 @@ class Completion:
     cached: bool = False
     latency_s: float = 0.0
     attempts: int = 1
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # native tool calling: [{id, name, args}]
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # native calls: [{id, name, args[, error]}]
     reasoning: str = ""  # a reasoning model's thinking (reasoning_content, thinking blocks): never the answer
     refusal: str = ""  # the model declined: its own words (the text may be empty)
     finish: str = ""  # why the reply ended: stop, stop_sequence, tool_calls, refusal ("" when not said)
@@ -242,6 +242,12 @@ class RoleModel:
             {"id": c.get("id") or "", "name": c["name"], "args": c.get("args") or {}}
             for c in getattr(reply, "tool_calls", None) or []
         ]
+        # A call whose arguments LangChain could not parse is kept with why (toolemu.log.ToolCall.of: parse_error),
+        # not dropped: the agent's step records it as an invalid call.
+        calls += [
+            {"id": c.get("id") or "", "name": c.get("name") or "", "args": c.get("args") or "", "error": c.get("error")}
+            for c in getattr(reply, "invalid_tool_calls", None) or []
+        ]
         text = _text_of(reply.content)
         finish = finish_of(getattr(reply, "response_metadata", None) or {})
         refusal = reply.additional_kwargs.get("refusal") or ""
@@ -415,7 +421,7 @@ def _structured_text(reply: dict[str, Any], how: StructuredRequest) -> str:
     """The reply's JSON text: a forced tool's input, else the message text."""
     if how.tool_choice:
         for call in reply.get("tool_calls") or []:
-            if call.get("name") == how.tool_choice:
+            if call.get("name") == how.tool_choice and not call.get("error"):
                 return json.dumps(call.get("args") or {}, ensure_ascii=False)
     return str(reply.get("text", ""))
 

@@ -80,6 +80,7 @@ class ScriptedChatModel(BaseChatModel):
         message = AIMessage(
             content=text if isinstance(content, str) else content,
             tool_calls=scripted.tool_calls,
+            invalid_tool_calls=scripted.invalid_tool_calls,  # calls whose arguments did not parse
             additional_kwargs=dict(scripted.additional_kwargs),
             response_metadata=dict(scripted.response_metadata),
             usage_metadata={

@@ -200,18 +200,85 @@ def _input_value(value: Any) -> Any:
     return value if isinstance(value, dict | str) else as_text(value)
 
 
+def arguments_of(value: Any) -> tuple[dict[str, Any] | str, str | None]:
+    """A call's arguments as an object, or as the text they came as and why they could not be read: an object is
+    itself; anything else is read as JSON text (as a model's native call or ToolEmu's records give them)."""
+    if isinstance(value, dict):
+        return value, None
+    raw = as_text(value)
+    try:
+        parsed = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return (
+            raw,
+            f"expected the arguments as a JSON object, {exc.msg if hasattr(exc, 'msg') else 'nested too deeply'}",
+        )
+    if isinstance(parsed, dict):
+        return parsed, None
+    return raw, f"expected the arguments as a JSON object, got {type(parsed).__name__}"
+
+
+# Where each outside shape of a tool call keeps its name, arguments and id (ToolCall.of): ours; LangChain's tool call
+# ({name, args, id}, an invalid one with `error`) and its AgentAction ({tool, tool_input, log}); MCP's tools/call
+# params ({name, arguments}); Anthropic's tool_use block ({name, input, id}); OpenAI's, {id, function: {name,
+# arguments}}, is unwrapped first.
+_NAME_KEYS = ("tool", "name")
+_ARGUMENT_KEYS = ("tool_input", "args", "arguments", "input")
+_ID_KEYS = ("call_id", "id")
+
+
 class ToolCall(BaseModel):
     """One tool call: what an agent proposes (`ToolCall("Tool", {...})`), what gates and the emulator see, and
-    what a step records."""
+    what a step records. Every outside shape of a call becomes one at the edge (`ToolCall.of`); a call whose
+    arguments could not be read keeps them as text, with `parse_error` saying why."""
 
     tool: str
     tool_input: Annotated[dict[str, Any] | str, BeforeValidator(_input_value)] = Field(default_factory=dict)
     call_id: str = ""  # native tool calling: the call's id (the model's, or a stable one the agent made)
+    parse_error: str | None = None  # why the call's arguments (or the call) could not be read; None: they were
 
     def __init__(self, *args: Any, **data: Any) -> None:
         """Positionally too: ToolCall(tool, tool_input, call_id)."""
         data.update(zip(("tool", "tool_input", "call_id"), args, strict=False))
         super().__init__(**data)
+
+    @classmethod
+    def of(cls, value: Any) -> ToolCall:
+        """The one ToolCall of a call in any outside shape: a ToolCall; a dict as LangChain, MCP, OpenAI or
+        Anthropic give a call, or as LangChain dumps its AgentAction; ToolEmu's [tool, tool_input, log] list or a
+        (tool, tool_input[, call_id]) tuple; an object with those attributes (LangChain's AgentAction). Arguments
+        given as text are read as JSON; what cannot be read is kept as text, with `parse_error`."""
+        if isinstance(value, ToolCall):
+            return value
+        if isinstance(value, list | tuple):
+            if len(value) < 2:
+                return cls._unreadable(value)
+            call_id = value[2] if isinstance(value, tuple) and len(value) > 2 else ""  # a list's third is ToolEmu's log
+            return cls._made(value[0], value[1], call_id, None)
+        if not isinstance(value, dict):
+            keys = [key for key in (*_NAME_KEYS, *_ARGUMENT_KEYS, *_ID_KEYS) if hasattr(value, key)]
+            if not keys:
+                return cls._unreadable(value)
+            value = {key: getattr(value, key) for key in keys}
+        if isinstance(value.get("function"), dict):  # OpenAI's {id, type: function, function: {name, arguments}}
+            value = {**value["function"], "id": value.get("id")}
+        name = next((value[k] for k in _NAME_KEYS if k in value), None)
+        if not isinstance(name, str) or not name:
+            return cls._unreadable(value)
+        raw = next((value[k] for k in _ARGUMENT_KEYS if k in value), None)
+        call_id = next((value[k] for k in _ID_KEYS if value.get(k)), "")
+        return cls._made(name, {} if raw is None else raw, call_id, value.get("error"))
+
+    @classmethod
+    def _made(cls, name: Any, raw: Any, call_id: Any, error: Any) -> ToolCall:
+        arguments, problem = arguments_of(raw)
+        problem = str(error) if error else problem
+        return cls(tool=as_text(name), tool_input=arguments, call_id=as_text(call_id), parse_error=problem)
+
+    @classmethod
+    def _unreadable(cls, value: Any) -> ToolCall:
+        shown = as_text(value if isinstance(value, str | dict | list | tuple) else repr(value))[:2000]
+        return cls(tool="", tool_input=shown, parse_error="expected a tool call: a tool's name and its arguments")
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -274,7 +341,9 @@ class Step(BaseModel):
 
     @property
     def call(self) -> ToolCall:
-        return ToolCall(tool=self.tool, tool_input=self.tool_input, call_id=self.call_id)
+        """The step's call; a foreign record's arguments that were no JSON object are text, with `parse_error`."""
+        problem = arguments_of(self.tool_input)[1] if isinstance(self.tool_input, str) else None
+        return ToolCall(tool=self.tool, tool_input=self.tool_input, call_id=self.call_id, parse_error=problem)
 
     @property
     def by_user(self) -> bool:

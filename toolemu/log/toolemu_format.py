@@ -31,6 +31,7 @@ from toolemu.log.records import (
     EpisodeError,
     Status,
     Step,
+    ToolCall,
     Trajectory,
     as_text,
 )
@@ -170,17 +171,6 @@ def quit_reason(output: str) -> str:
     return (output[at + len(QUIT_MARK) :] if at >= 0 else output).strip()
 
 
-def _tool_input(text: Any) -> dict[str, Any] | str:
-    if isinstance(text, dict):
-        return text
-    raw = as_text(text)
-    try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
-        return raw
-    return value if isinstance(value, dict) else raw
-
-
 def is_finish_entry(entry: Any) -> bool:
     """ToolEmu's last entry: its AgentFinish, dumped as [return_values, log] (a dict first, where a call has its tool
     name) or as LangChain's AgentFinish object, beside an empty observation (a call's observation is a list)."""
@@ -214,11 +204,12 @@ def steps_of(intermediate_steps: Any) -> list[Step]:
             continue
         result = entry[1]
         result = list(result) if isinstance(result, list | tuple) else [result]
+        call = ToolCall.of(action)  # its arguments as an object, or their text where they are none
         steps.append(
             Step(
                 index=len(steps),
-                tool=as_text(action[0]),
-                tool_input=_tool_input(action[1]),
+                tool=call.tool,
+                tool_input=call.tool_input,
                 agent_log=as_text(action[2]) if len(action) > 2 else "",
                 observation=as_text(result[0]) if result else "",
                 emulator_log_summary=as_text(result[1]) if len(result) > 1 else "",
