@@ -3,9 +3,11 @@ pyproject.toml, checked by import-linter's own command)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -95,3 +97,28 @@ def test_the_log_importing_the_model_layer_breaks_its_contract(tmp_path: Path) -
     assert result.returncode != 0
     assert "toolemu.log imports no other toolemu package BROKEN" in result.stdout
     assert "toolemu.log.records -> toolemu.llm.options" in result.stdout
+
+
+def drawn_layers(text: str) -> list[str]:
+    """The package names of docs/ARCHITECTURE.md's picture, top to bottom (its first block, up to the blank line)."""
+    block = text.split("```", 2)[1].split("\n\n", 1)[0]
+    names: list[str] = []
+    for line in block.splitlines():
+        first = re.split(r"\s{3,}", line.strip())[0].replace("toolemu.", "")
+        names += re.findall(r"[a-z_]+", first)
+    return names
+
+
+def test_the_architecture_page_draws_the_layers_of_the_contract() -> None:
+    """Every package of the layers contract in the picture, each layer wholly below the one above it."""
+    layers = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    [contract] = [c for c in layers["contracts"] if c["name"] == "The layers of toolemu, top to bottom"]
+    drawn = drawn_layers((REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    where: list[list[int]] = []
+    for layer in contract["layers"]:
+        members = [m.strip().removeprefix("toolemu.") for m in layer.split("|")]
+        missing = [m for m in members if m not in drawn]
+        assert not missing, f"{missing} of {layer!r} are not drawn"
+        where.append([drawn.index(m) for m in members])
+    for (above, layer), below in zip(zip(where, contract["layers"], strict=False), where[1:], strict=False):
+        assert max(above) < min(below), f"{layer!r} is not drawn above the layer under it"
