@@ -16,10 +16,12 @@ one behaviour for how work is handed out, how it stops and how results reach dis
 
 from __future__ import annotations
 
+import queue
 import signal
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -107,9 +109,12 @@ def run_pool(
     stop = stop or threading.Event()
     outcome: PoolOutcome[T] = PoolOutcome()
     order = {id(item): i for i, item in enumerate(items)}
-    pending = list(items)
+    pending = deque(items)
     running: dict[Future[R], T] = {}
-    written: list[Future[None]] = []
+    # Each item's Future, once done, is put here by its own callback: waiting on one queue costs the same with 8
+    # items in flight or 2,048 (concurrent.futures.wait hooks a waiter into every one of them, on every wait).
+    finishing: queue.SimpleQueue[Future[R]] = queue.SimpleQueue()
+    written: set[Future[None]] = set()  # records not on disk yet
     progress = progress_bar()
     bar = progress.add_task(label, total=len(items), failed=0, cost=0.0)
     tally = {"failed": 0, "cost": 0.0}
@@ -126,6 +131,7 @@ def run_pool(
             raise
 
     def on_disk(done: Future[None]) -> None:
+        written.discard(done)
         if done.exception() is None:
             progress.update(bar, advance=1, failed=tally["failed"], cost=tally["cost"])
 
@@ -150,7 +156,7 @@ def run_pool(
             if done.written is None:
                 progress.update(bar, advance=1, failed=tally["failed"], cost=tally["cost"])
             else:
-                written.append(done.written)
+                written.add(done.written)
                 done.written.add_done_callback(on_disk)
 
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=label)
@@ -160,13 +166,13 @@ def run_pool(
                 while pending or running:
                     while pending and len(running) < QUEUED_PER_WORKER * workers and not stop.is_set():
                         fut = executor.submit(started, pending[0])
-                        running[fut] = pending.pop(0)
+                        running[fut] = pending.popleft()
+                        fut.add_done_callback(finishing.put)
                     if stop.is_set():  # nothing new starts; what is in flight finishes or stops at its next step
                         _cancel_queued(running, outcome)
                     if not running:
                         break
-                    finished, _ = wait(running, timeout=SIGNAL_CHECK_S, return_when=FIRST_COMPLETED)
-                    collect(finished)
+                    collect(_finished(finishing, running))
             except KeyboardInterrupt:  # a second signal: stop waiting for what is in flight
                 outcome.not_run += list(running.values())
                 running.clear()
@@ -175,7 +181,7 @@ def run_pool(
                 raise
     finally:
         executor.shutdown(wait=not running, cancel_futures=True)
-        wait(written)
+        wait(list(written))
         if show_progress:
             progress.stop()
     outcome.not_run += pending
@@ -183,6 +189,20 @@ def run_pool(
         outcome.stopped_by("stopped", "stopped")
     outcome.not_run.sort(key=lambda item: order.get(id(item), 0))
     return outcome
+
+
+def _finished(finishing: queue.SimpleQueue[Future[R]], running: dict[Future[R], T]) -> set[Future[R]]:
+    """The items' Futures that are done now (waiting up to SIGNAL_CHECK_S for one): those still counted as running
+    (one cancelled by `_cancel_queued` is already out)."""
+    try:
+        done = {finishing.get(timeout=SIGNAL_CHECK_S)}
+    except queue.Empty:
+        return set()
+    while True:
+        try:
+            done.add(finishing.get_nowait())
+        except queue.Empty:
+            return {f for f in done if f in running}
 
 
 def _cancel_queued(running: dict[Future[R], T], outcome: PoolOutcome[T]) -> None:
