@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import socket
 from functools import cache
 from typing import Any
 
@@ -126,6 +127,37 @@ def sent_sampling(options: ModelOptions) -> tuple[float | None, int | None]:
     return temperature, options.seed if get_provider(options.provider).takes_seed else None
 
 
+def _keepalive_options() -> list[tuple[int, int, int]]:
+    """TCP keepalive on every connection (what langchain-openai sets on its own pool): a silent peer is noticed."""
+    options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+    for name, value in (("TCP_KEEPIDLE", 60), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3)):
+        if hasattr(socket, name):
+            options.append((socket.IPPROTO_TCP, getattr(socket, name), value))
+    return options
+
+
+@cache
+def _http_client(base_url: str | None, timeout: float | None) -> Any:
+    """One connection pool per server for every role of the process, with no cap of its own: the run's workers
+    bound how many requests are open at once, and each keeps its connection. The pool langchain-openai gives the
+    SDK keeps at most 100 connections alive and opens at most 1,000: past 100 workers it closed connections as
+    replies came and opened new ones for the next requests (256 workers: 279 to 317 connections a run), and past
+    1,000 workers the rest queued for a connection."""
+    import importlib
+    import urllib.request
+
+    import openai
+
+    # The HTTP library the SDK is built on (httpx2 from openai 3 on, httpx before): its pool objects must be its own.
+    httpx = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.partition(".")[0])
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=5.0)
+    url = base_url or "https://api.openai.com/v1"
+    if urllib.request.getproxies():  # a transport of our own would turn off the environment's proxies
+        return openai.DefaultHttpxClient(base_url=url, timeout=timeout, limits=limits)
+    transport = httpx.HTTPTransport(limits=limits, socket_options=_keepalive_options())
+    return openai.DefaultHttpxClient(base_url=url, timeout=timeout, transport=transport)
+
+
 def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | None, key: str) -> BaseChatModel:
     fixed_temperature = _fixed_temperature(options, model, base_url)
     return _reasoning_chat_openai(mod)(
@@ -137,6 +169,7 @@ def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | No
         api_key=key,
         timeout=options.timeout,
         max_retries=0,  # our retry policy decides
+        http_client=_http_client(base_url, options.timeout),
     )
 
 
