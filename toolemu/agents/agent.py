@@ -25,6 +25,7 @@ from toolemu.specs.schema import MAX_STRING, arguments_schema, text_schema
 # and scripted models, a JSON-schema reply that names the tool (llama.cpp's function-calling format is broken).
 AGENT_FORMATS = ("auto", "react", "tools")
 PARSE_RETRIES = 2
+MEMO_SIZE = 1024  # prompt pieces kept per model; past it, it starts again
 
 
 class AgentParseError(RuntimeError):
@@ -136,16 +137,34 @@ class Agent:
         self.strict_tools = self.native and model.options.structured_mode == "json_schema"
         # langchain-anthropic needs every tool's parameters (its input_schema); OpenAI-format APIs do not.
         self.omit_empty = model.options.provider != "anthropic"
-        self._memo: dict[tuple[str, ...], Any] = {}  # prompt pieces that depend only on the toolkits
+        # Prompt pieces that depend only on the toolkits and on these settings: kept with the model, so every episode's
+        # agent of a run builds each once (a factory makes an agent per episode).
+        self._memo: dict[Any, Any] = getattr(model, "memo", None)
+        if not isinstance(self._memo, dict):
+            self._memo = {}
+        self._settings = (
+            agent_type,
+            self.format,
+            policy,
+            self.native,
+            self.bounded,
+            self.strict_tools,
+            self.omit_empty,
+        )
         # Native tool calling: the turn each of this agent's calls came from (parallel calls share one), so that
         # its earlier turns go back to the model as it made them.
         self._turn_of: dict[str, int] = {}
 
     def _once(self, what: str, kits: list[Toolkit], build: Any) -> Any:
-        key = (what, *(k.toolkit for k in kits))
-        if key not in self._memo:
-            self._memo[key] = build()
-        return self._memo[key]
+        # By the toolkit objects (kept in the entry, so no id is reused while it is there): two benchmarks may have
+        # toolkits of one name.
+        key = ("agent", what, self._settings, *(id(k) for k in kits))
+        known = self._memo.get(key)
+        if known is None or any(a is not b for a, b in zip(known[0], kits, strict=True)):
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            known = self._memo[key] = (tuple(kits), build())
+        return known[1]
 
     def messages(self, instruction: str, kits: list[Toolkit], steps: list[Step]) -> list[Message]:
         """ReAct and JSON replies: ToolEmu's prompt, the steps as a scratchpad in the user message. Native tool

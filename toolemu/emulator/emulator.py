@@ -97,6 +97,9 @@ class Emulator:
         self.model = model
         self.adversarial = EMULATOR_TYPES[emulator_type]
         self._system: dict[tuple[str, ...], str] = {}  # per toolkit set: it is the same for every call
+        # Each tool's reply schema, built once (the tool kept with it, so its id is not reused): the model layer then
+        # knows it by the object, and no call builds, prints or checks it again.
+        self._schemas: dict[int, tuple[Tool, dict[str, Any]]] = {}
         self._config_id = ""
 
     @property
@@ -159,6 +162,14 @@ class Emulator:
             self._system[key] = prompts.system_prompt(self.adversarial, describe_toolkits(kits, brief=True), room)
         return [system(self._system[key]), user(body)]
 
+    def _reply_schema(self, tool: Tool) -> dict[str, Any]:
+        known = self._schemas.get(id(tool))
+        if known is None or known[0] is not tool:
+            if len(self._schemas) >= 4096:
+                self._schemas.clear()
+            known = self._schemas[id(tool)] = (tool, reply_schema(tool, bounded=self.model.options.bounded_schemas))
+        return known[1]
+
     def emulate(
         self,
         case: Case,
@@ -183,8 +194,7 @@ class Emulator:
 
         messages = self.messages(case, kits, history, tool_name, tool_input, kit, tool, by_user, notes)
         try:
-            schema = reply_schema(tool, bounded=self.model.options.bounded_schemas)
-            reply = self.model.complete(messages, schema=schema, cache_salt=cache_salt)
+            reply = self.model.complete(messages, schema=self._reply_schema(tool), cache_salt=cache_salt)
         except ModelRefusal as exc:  # the model's reason, kept apart from unusable output
             raise ModelRefusal(f"{tool_name}: {exc}") from None
         except StructuredOutputError as exc:

@@ -79,6 +79,11 @@ class ResponseCache:
             self.close()
             raise _bad_cache(self.path, f"cannot be used as a SQLite response cache ({exc})") from None
 
+    @property
+    def active(self) -> bool:
+        """Whether get or put can do anything (not --cache off, nor a read-only cache with no file)."""
+        return self._db is not None
+
     def _damaged(self, exc: sqlite3.Error) -> None:
         """A cache that breaks mid-run is a miss, not a failed episode; said once."""
         if not self._warned:

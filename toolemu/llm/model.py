@@ -35,6 +35,7 @@ from toolemu.secrets import clip, register_secret_env, strip_credentials
 log = logging.getLogger("toolemu.llm")
 
 STRUCTURED_REPAIRS = 2  # extra attempts when a reply does not match its schema
+MEMO_SIZE = 1024  # schemas (and agent pieces) a role's model remembers; past it, it starts again
 REPLY_TOOL = "reply"  # the forced tool that carries a structured reply (structured mode "tool")
 
 
@@ -167,6 +168,23 @@ class RoleModel:
         # Where a call's limit starts: max_tokens, until a reply needed more; then the room it needed, so a role
         # whose replies run long is not cut off again on every call.
         self._start_limit = options.max_tokens
+        self._described = options.describe()  # part of every cache key; the options do not change
+        # How each reply schema goes to this backend, by the schema object (kept here, so its id is not reused):
+        # callers that build a schema once (the agent's turn, the emulator's reply per tool) ask for it once.
+        self._requests: dict[int, tuple[dict[str, Any], StructuredRequest]] = {}
+        # What the agents of a run build from this model's options and their toolkits (prompt pieces, schemas,
+        # tool lists): the same for every episode (`toolemu.agents.agent.Agent`).
+        self.memo: dict[Any, Any] = {}
+
+    def _structured_request(self, schema: dict[str, Any]) -> StructuredRequest:
+        known = self._requests.get(id(schema))
+        if known is not None and known[0] is schema:
+            return known[1]
+        how = structured_request(self.options, schema, self.role)
+        if len(self._requests) >= MEMO_SIZE:
+            self._requests.clear()
+        self._requests[id(schema)] = (schema, how)
+        return how
 
     @property
     def reply_token_ceiling(self) -> int:
@@ -191,7 +209,7 @@ class RoleModel:
         """One model call (or cache hit). Returns ({text, tool_calls, reasoning, refusal, finish}, usage, cached,
         cache key)."""
         request: dict[str, Any] = {
-            "model": self.options.describe(),
+            "model": self._described,
             "messages": messages,
             "stop": stop,
             "extra": extra,
@@ -201,9 +219,9 @@ class RoleModel:
         if tool_choice:
             request["tool_choice"] = tool_choice
         # A per-call limit is not part of the key: it only decides whether a reply is cut off, and a cut-off reply
-        # is never cached.
-        key = cache_key(request)
-        hit = self.cache.get(key) if self.cacheable else None
+        # is never cached. With no cache to read or write (--cache off, a provider never cached), no key is made.
+        key = cache_key(request) if self.cacheable and self.cache.active else ""
+        hit = self.cache.get(key) if key else None
         if hit is not None:
             usage = Usage(cache_hits=1)
             self.tracker.record(self.role, usage)
@@ -365,8 +383,8 @@ class RoleModel:
                 finish=reply.get("finish", ""),
             )
 
-        instruction = schema_instruction(schema)
-        how = structured_request(self.options, schema, self.role)
+        how = self._structured_request(schema)
+        instruction = "" if how.in_request else schema_instruction(schema)  # a repair says it in any case
         convo = messages
         if not how.in_request:
             convo = [
@@ -395,6 +413,7 @@ class RoleModel:
                 if attempt <= STRUCTURED_REPAIRS:
                     context = context_tokens(self.options, self.chat)
                     shown = text or reply.get("refusal", "")
+                    instruction = instruction or schema_instruction(schema)
                     convo = repair_turns(convo, shown, exc, instruction, usage, limit, context, self.role)
                 continue
             if not cached and self.cacheable:

@@ -125,10 +125,27 @@ def _describe(error: Any) -> str:
     return f"at {where}: {message}"
 
 
+_BY_OBJECT_SIZE = 1024
+_by_object: dict[int, tuple[dict[str, Any], Any]] = {}  # id -> (the schema, kept so its id is not reused; validator)
+
+
+def _validator_of(schema: dict[str, Any]) -> Any:
+    """The validator of `schema`: looked up by the object first (a schema built once is used for every reply), then
+    by its text (one built anew per call)."""
+    known = _by_object.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    if len(_by_object) >= _BY_OBJECT_SIZE:
+        _by_object.clear()
+    _by_object[id(schema)] = (schema, validator)
+    return validator
+
+
 def schema_problems(value: Any, schema: dict[str, Any]) -> list[str]:
     """Every way `value` breaks `schema`, each once, in the order found: a repair must name all of them, or a reply
     that breaks three rules is told about one and cannot converge."""
-    validator = _validator(json.dumps(schema, sort_keys=True))
+    validator = _validator_of(schema)
     problems = [_describe(leaf) for error in validator.iter_errors(value) for leaf in _leaves(error)]
     return list(dict.fromkeys(problems))
 
