@@ -139,4 +139,4 @@ def _responder(role: str) -> Callable[[list[Message], dict[str, Any]], str]:
 def dry_run_factory(options: ModelOptions, role: str) -> BaseChatModel:
     # A fixed per-call latency makes dry runs usable for overhead benchmarks and kill/resume tests.
     latency = float(os.environ.get("TOOLEMU_DRY_RUN_LATENCY_S", "0"))
-    return ScriptedChatModel(responder=_responder(role), latency_s=latency)
+    return ScriptedChatModel(responder=_responder(role), latency_s=latency, keep_calls=False)

@@ -22,7 +22,8 @@ Responder = Callable[[list[Message], dict[str, Any]], Reply]
 class ScriptedChatModel(BaseChatModel):
     """Replies from a list (in order, cycling the last) or from a function of the messages.
 
-    Every call is recorded in `calls` (messages plus keyword arguments such as response_format).
+    Every call is recorded in `calls` (messages plus keyword arguments such as response_format), unless `keep_calls`
+    is off (a dry run, whose calls no one reads: its memory stays flat however many episodes it plays).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -31,9 +32,11 @@ class ScriptedChatModel(BaseChatModel):
     responder: Responder | None = None
     latency_s: float = 0.0
     ignore_stop: bool = False  # behave like a backend that does not honour stop sequences
+    keep_calls: bool = True
     errors: list[BaseException] = Field(default_factory=list, description="raised first, one per call")
     _calls: list[dict[str, Any]] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _uncounted: int = PrivateAttr(default=0)  # calls made with keep_calls off
 
     @property
     def _llm_type(self) -> str:
@@ -56,8 +59,11 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         plain = from_langchain(messages)
         with self._lock:
-            index = len(self._calls)
-            self._calls.append({"messages": plain, "stop": stop, **kwargs})
+            index = len(self._calls) if self.keep_calls else self._uncounted
+            if self.keep_calls:
+                self._calls.append({"messages": plain, "stop": stop, **kwargs})
+            else:
+                self._uncounted += 1
             error = self.errors.pop(0) if self.errors else None
         if self.latency_s:
             time.sleep(self.latency_s)
