@@ -80,3 +80,16 @@ def test_spec_files_and_run_records_are_read_by_the_one_reader(tmp_path: Path, t
     assert content.records == [{"ok": 1}]
     [problem] = content.problems
     assert problem.startswith(f"{records}: line 2: ") and words in problem
+
+
+def test_the_gym_and_the_mcp_server_read_messages_by_the_one_reader() -> None:
+    """A gym action naming a key twice and an MCP message holding NaN or a lone surrogate: the strict reader's words."""
+    from toolemu.gym.actions import ActionError, parse_action
+    from toolemu.mcp.wire import PARSE_ERROR, Refusal, screen
+
+    with pytest.raises(ActionError, match=r"^tool: expected each key once, it is given twice$"):
+        parse_action('{"tool": "NoteVaultReadNote", "tool": "NoteVaultDeleteNote", "input": {}}')
+    for value, words in (("NaN", "query: expected a finite number, got NaN"), ('"a\\ud800"', "expected Unicode text")):
+        message = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": '
+        refused = screen((message + '{"query": ' + value + "}}}").encode())
+        assert isinstance(refused, Refusal) and refused.code == PARSE_ERROR and words in refused.reason

@@ -2,13 +2,14 @@
 json reads, but which are not JSON), numbers that are finite, strings that are Unicode (no lone UTF-16 surrogate
 escape), and nesting with a bound. Each problem is named by where it is (`metrics.safety.std`) and what was
 expected, so the caller's one line says file, line and what was wrong. Spec files, a run's JSONL records, a
-submission's files and MCP messages are all read here."""
+submission's files, the gym's actions and MCP messages are all read here."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ class JsonProblem:
     expected: str
     where: str = ""
     detail: str = ""
+    column: int = 0  # of a syntax error (its line is in `expected`)
 
     def __str__(self) -> str:
         return f"{self.where}: {self.expected}" if self.where else self.expected
@@ -49,9 +51,9 @@ class _Duplicated(dict):  # type: ignore[type-arg]
         self.duplicated = keys
 
 
-@dataclass(frozen=True)
-class _NotFinite:
-    text: str  # as the file wrote it: NaN, Infinity, -Infinity, 1e999
+class NotFinite(str):
+    """A number that is not finite, as the text wrote it (NaN, Infinity, -Infinity, 1e999): what `parse` keeps in
+    its place where a caller asks for the value all the same (`marked`)."""
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -63,16 +65,17 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return _Duplicated(pairs, list(dict.fromkeys(twice)))
 
 
-def _float(text: str) -> float | _NotFinite:
+def _float(text: str) -> float | NotFinite:
     value = float(text)
-    return value if math.isfinite(value) else _NotFinite(text)
+    return value if math.isfinite(value) else NotFinite(text)
 
 
 def where(path: tuple[str | int, ...]) -> str:
-    """A place in a JSON value as people write it: metrics.safety.std, pass_k.safety[0]."""
+    """A place in a JSON value as people write it: metrics.safety.std, pass_k.safety[0] (a key cut at 60
+    characters: a hostile one makes no message long)."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        out += f"[{part}]" if isinstance(part, int) else (f".{part[:60]}" if out else part[:60])
     return out
 
 
@@ -96,8 +99,8 @@ def _walk(value: Any, out: Parsed, max_depth: int | None) -> None:
         if max_depth is not None and len(path) > max_depth:
             too_deep = True
             continue
-        if isinstance(item, _NotFinite):
-            out.problems.append(JsonProblem("constant", f"expected a finite number, got {item.text}", where(path)))
+        if isinstance(item, NotFinite):
+            out.problems.append(JsonProblem("constant", f"expected a finite number, got {item}", where(path)))
         elif isinstance(item, str):
             if found := _SURROGATE.search(item):
                 escape = f"\\u{ord(found.group()):04x}"
@@ -127,12 +130,19 @@ def decode(raw: bytes) -> str | JsonProblem:
 
 
 def parse(
-    raw: bytes | str, *, max_depth: int | None = MAX_DEPTH, keys_once: bool = True, finite: bool = True
+    raw: bytes | str,
+    *,
+    max_depth: int | None = MAX_DEPTH,
+    keys_once: bool = True,
+    finite: bool = True,
+    marked: bool = False,
+    parse_int: Callable[[str], Any] | None = None,
 ) -> Parsed:
     """One JSON value; `problems` say what is wrong (the value is then None). NaN and the infinities as words are
     never read. `keys_once=False` keeps the last of a key given twice (as ToolEmu's readers do); `finite=False`
     reads a number past a float's range (1e999) as infinity; `max_depth=None` bounds nesting only by what Python
-    can parse."""
+    can parse. `marked` keeps the value of a text that parsed, whatever its problems, with each number that is not
+    finite as a `NotFinite` (the gym records a call as its agent wrote it); `parse_int` reads integers."""
     text = decode(raw) if isinstance(raw, bytes) else raw
     if isinstance(text, JsonProblem):
         return Parsed(problems=[text])
@@ -141,19 +151,20 @@ def parse(
             text,
             object_pairs_hook=_object if keys_once else None,
             parse_float=_float if finite else None,
-            parse_constant=_NotFinite,
+            parse_constant=NotFinite,
+            parse_int=parse_int,
         )
     except RecursionError:
         bound = f"at most {max_depth} deep" if max_depth is not None else "less deeply than Python parses"
         return Parsed(problems=[JsonProblem("depth", f"expected JSON nested {bound}")])
     except json.JSONDecodeError as exc:
         detail = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-        return Parsed(problems=[JsonProblem("syntax", f"expected valid JSON, {detail}", detail=exc.msg)])
+        return Parsed(problems=[JsonProblem("syntax", f"expected valid JSON, {detail}", "", exc.msg, exc.colno)])
     except ValueError as exc:  # an integer of more digits than Python converts
         return Parsed(problems=[JsonProblem("number", f"expected JSON numbers Python can read ({exc})")])
     out = Parsed(value)
     _walk(value, out, max_depth)
-    if out.problems:
+    if out.problems and not marked:
         out.value = None
     return out
 

@@ -25,7 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolemu import strict_json
 from toolemu.agents import AgentTurn, ProposedCall
+from toolemu.strict_json import NotFinite
 
 ACTION_SHAPES = '{"tool": <name>, "input": {<arguments>}} or {"final_answer": <text>}'
 MAX_DEPTH = 64  # arrays and objects in an action; a tool's arguments are a few levels deep
@@ -47,14 +49,14 @@ class RefusedCall(ActionError):
 
 
 class _Raw(str):
-    """A number read from an action's text that is no JSON number a tool can take, kept as written: NaN, Infinity,
-    -Infinity, or an integer past 64 bits (however many digits: none is converted)."""
+    """An integer past 64 bits read from an action's text, kept as written (however many digits: none is converted);
+    NaN and the infinities are kept so by the strict reader (`NotFinite`)."""
 
-    @property
-    def problem(self) -> str:
-        if self.lstrip("-").isdigit():
-            return f"expected an integer of at most 64 bits, got one of {len(self.lstrip('-')):,} digits"
-        return f"expected a finite number, got {self} (not JSON)"
+
+def _raw_problem(text: _Raw | NotFinite) -> str:
+    if text.lstrip("-").isdigit():
+        return f"expected an integer of at most 64 bits, got one of {len(text.lstrip('-')):,} digits"
+    return f"expected a finite number, got {text} (not JSON)"
 
 
 def _number(text: str) -> int | _Raw:
@@ -80,23 +82,19 @@ class FinalAnswerAction(BaseModel):
     thought: str = ""
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ActionError(f"expected each key once per object, {key[:60]!r} appears twice")
-        seen[key] = value
-    return seen
-
-
 def _decode(text: str) -> Any:
-    """The action's JSON, with NaN, infinities and integers past 64 bits kept as `_Raw` (json_problem names them)."""
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_Raw, parse_int=_number)
-    except json.JSONDecodeError as exc:
-        raise ActionError(f"expected a JSON object, {ACTION_SHAPES}: {exc.msg} at column {exc.colno}") from None
-    except RecursionError:
-        raise ActionError(f"expected JSON nested at most {MAX_DEPTH} deep, found far deeper") from None
+    """The action's JSON by the strict reader, with NaN and infinities kept as `NotFinite` and integers past 64 bits
+    as `_Raw` (json_problem names them: a call holding one is recorded as refused); a key given twice, text that is
+    not JSON or nesting past what Python parses is no action."""
+    parsed = strict_json.parse(text, max_depth=None, finite=False, marked=True, parse_int=_number)
+    for problem in parsed.problems:
+        if problem.kind == "syntax":
+            raise ActionError(f"expected a JSON object, {ACTION_SHAPES}: {problem.detail} at column {problem.column}")
+        if problem.kind == "depth":
+            raise ActionError(f"expected JSON nested at most {MAX_DEPTH} deep, found far deeper")
+        if problem.kind == "key":
+            raise ActionError(str(problem))
+    return parsed.value
 
 
 def _where(path: tuple[Any, ...]) -> str:
@@ -128,8 +126,8 @@ def _json_problem(value: Any) -> tuple[tuple[Any, ...], str, str] | None:
 
 def _value_problem(item: Any, path: tuple[Any, ...], stack: list[tuple[Any, tuple[Any, ...]]]) -> str | None:
     """What is wrong with one value, or None; a container's children go on the stack."""
-    if isinstance(item, _Raw):
-        return item.problem
+    if isinstance(item, _Raw | NotFinite):
+        return _raw_problem(item)
     if isinstance(item, Mapping):
         for key, child in item.items():
             if not isinstance(key, str):
@@ -160,7 +158,7 @@ def _shown(value: Any) -> Any:
     """A call's input made writable as text, every value as the agent gave it: NaN and infinities as JSON's
     neighbours write them, an integer past 64 bits by its digits (a very long one cut, its length said), a lone
     surrogate escaped, a value of no JSON type by its repr. Its nesting is within MAX_DEPTH (checked before)."""
-    if isinstance(value, _Raw):
+    if isinstance(value, _Raw | NotFinite):
         digits = value.lstrip("-")
         if digits.isdigit() and len(digits) > SHOWN_DIGITS:
             return _Verbatim(f"{value[:40]}...({len(digits):,} digits)")

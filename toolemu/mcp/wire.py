@@ -2,7 +2,8 @@
 or it is answered with JSON-RPC's own error, in one short line, and never reaches the SDK (which answered some of
 these with HTTP 500 and a traceback, others with a page of pydantic errors, and some not at all).
 
-- -32700 Parse error: not UTF-8, not JSON, or JSON's non-numbers (NaN, Infinity), which JSON does not have;
+- -32700 Parse error: not UTF-8, or not strict JSON (toolemu.strict_json: JSON's non-numbers, NaN and Infinity,
+  or a lone surrogate escape);
 - -32600 Invalid Request: no JSON-RPC 2.0 message (a batch, a number, `"jsonrpc": "1.0"`, an id that is no string
   or integer, no method), nesting deeper than `MAX_NESTING`, or bigger than `MAX_MESSAGE_BYTES`;
 - -32601 Method not found: a request of a method this protocol version does not have (`server/discover`, which
@@ -24,6 +25,7 @@ from typing import Any
 from mcp import types
 from pydantic import BaseModel, ValidationError
 
+from toolemu import strict_json
 from toolemu.secrets import clip
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the SDK's own limit for an HTTP body
@@ -76,17 +78,6 @@ REQUESTS = _members(types.ClientRequest)
 NOTIFICATIONS = _members(types.ClientNotification)
 
 
-class _NotJson(ValueError):
-    pass
-
-
-def _constant(name: str) -> Any:
-    raise _NotJson(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_constant)
-
-
 def screen(raw: bytes) -> types.JSONRPCMessage | Refusal:
     """The message `raw` holds, as the SDK's type, or why it is refused."""
     if len(raw) > MAX_MESSAGE_BYTES:
@@ -95,14 +86,12 @@ def screen(raw: bytes) -> types.JSONRPCMessage | Refusal:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Refusal(PARSE_ERROR, f"the message is not UTF-8 (byte {exc.start})")
-    try:
-        data = _DECODER.decode(text)
-    except _NotJson as exc:
-        return Refusal(PARSE_ERROR, str(exc))
-    except json.JSONDecodeError as exc:
-        return Refusal(PARSE_ERROR, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
-    except RecursionError:
-        return _too_deep(_top_level(text))
+    parsed = strict_json.parse(text, keys_once=False, finite=False, max_depth=None)  # nesting: MAX_NESTING below
+    if parsed.problems:
+        if parsed.problems[0].kind == "depth":
+            return _too_deep(_top_level(text))
+        return Refusal(PARSE_ERROR, f"not strict JSON: {parsed.problems[0]}")
+    data = parsed.value
     if _depth(data) > MAX_NESTING:
         return _too_deep(data if isinstance(data, dict) else None)
     return _message(data)
@@ -127,9 +116,12 @@ def _depth(data: Any) -> int:
     return deepest
 
 
+_MEMBER = json.JSONDecoder()  # one member at a time of a message too deep to read whole (_top_level)
+
+
 def _top_level(text: str) -> dict[str, Any] | None:
     """The top-level members of an object too deep to parse whole, up to the first that is too deep itself: enough
-    to find its id and method."""
+    to find its id and method (the message is refused all the same)."""
     found: dict[str, Any] = {}
     at = _skip(text, 0)
     if not text.startswith("{", at):
@@ -137,11 +129,11 @@ def _top_level(text: str) -> dict[str, Any] | None:
     at = _skip(text, at + 1)
     try:
         while at < len(text) and text[at] != "}":
-            key, at = _DECODER.raw_decode(text, at)
+            key, at = _MEMBER.raw_decode(text, at)
             at = _skip(text, at)
             if not isinstance(key, str) or not text.startswith(":", at):
                 return found
-            value, at = _DECODER.raw_decode(text, _skip(text, at + 1))
+            value, at = _MEMBER.raw_decode(text, _skip(text, at + 1))
             found[key] = value
             at = _skip(text, at)
             at = _skip(text, at + 1) if text.startswith(",", at) else at
