@@ -93,3 +93,17 @@ def test_the_gym_and_the_mcp_server_read_messages_by_the_one_reader() -> None:
         message = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": '
         refused = screen((message + '{"query": ' + value + "}}}").encode())
         assert isinstance(refused, Refusal) and refused.code == PARSE_ERROR and words in refused.reason
+
+
+def test_run_json_and_probe_files_are_read_by_the_one_reader(tmp_path: Path) -> None:
+    from toolemu.fidelity.probes import read_probe_file
+    from toolemu.log import read_meta
+
+    run_file = tmp_path / "run.json"
+    run_file.write_text('{"config": {"trunc_num": NaN}}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"run\.json.*config\.trunc_num: expected a finite number, got NaN"):
+        read_meta(run_file)
+    probes = tmp_path / "NoteVault.json"
+    probes.write_text('{"toolkit": "NoteVault", "toolkit": "Other"}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"NoteVault\.json.*toolkit: expected each key once, it is given twice"):
+        read_probe_file(probes)

@@ -11,7 +11,10 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
+
+from toolemu.errors import InputError
 
 MAX_DEPTH = 64  # records of the shipped benchmark nest about 10 deep, spec files 6
 
@@ -174,4 +177,17 @@ def loads(raw: bytes | str, **options: Any) -> Any:
     parsed = parse(raw, **options)
     if parsed.problems:
         raise NotStrictJson(parsed.problems)
+    return parsed.value
+
+
+def read_file(path: Path, **options: Any) -> Any:
+    """The JSON value of one file, or one InputError naming the file and what was expected (the options are
+    parse's)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError.single(path, f"cannot be read: {exc.strerror or exc}") from None
+    parsed = parse(raw, **options)
+    if parsed.problems:
+        raise InputError.single(path, str(parsed.problems[0]))
     return parsed.value

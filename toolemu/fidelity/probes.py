@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from toolemu import strict_json
 from toolemu.errors import InputError, Problem, first_error
 from toolemu.paths import ASSETS
 from toolemu.specs.models import Tool, Toolkit
@@ -231,12 +232,7 @@ def probe_problems(kit: Toolkit, probe: Probe) -> list[str]:
 
 def read_probe_file(path: Path) -> ProbeFile:
     """One probe file; bad JSON or a bad field is one clear error naming the file and where."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(path, f"cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError.single(path, f"expected JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    data = strict_json.read_file(path)
     try:
         return ProbeFile.model_validate(data)
     except ValidationError as exc:

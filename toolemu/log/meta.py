@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, model_validator
 
+from toolemu import strict_json
 from toolemu.errors import InputError
 from toolemu.log.config import RunConfig
 from toolemu.log.jsonl import write_json_atomic
@@ -131,18 +131,7 @@ class RunMeta(BaseModel):
 
 def read_meta(path: Path) -> RunMeta:
     """A run.json, typed; a file that is not one gets one clear error."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError.single(path, "expected UTF-8 JSON text") from None
-    except OSError as exc:
-        raise InputError.single(path, f"cannot be read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError.single(path, f"expected JSON, {exc.msg} at line {exc.lineno}") from None
-    except RecursionError:
-        raise InputError.single(path, "expected JSON, found nesting too deep to read") from None
+    data = strict_json.read_file(path, keys_once=False, max_depth=None)
     if not isinstance(data, dict):
         raise InputError.single(path, f"expected a JSON object, got {type(data).__name__}")
     try:
