@@ -225,16 +225,16 @@ def bare_parse(files: list[Path]) -> tuple[float, float]:
 
 def report_subprocess(
     study: Path, out: Path, extra: list[str], checkout: Path, env: dict[str, str] | None = None
-) -> tuple[float, int, float]:
+) -> tuple[float, int, float, int]:
     """`toolemu report` on the study as a child process (toolemu from `checkout`): (wall seconds, peak RSS in
-    bytes, CPU seconds: user + system). On a shared machine the CPU time is the steadier of the two. `env`: more
-    variables for the child (the report cache's folder)."""
+    bytes, CPU seconds: user + system, console lines: stdout and stderr). On a shared machine the CPU time is the
+    steadier of the two. `env`: more variables for the child (the report cache's folder)."""
     code = "import sys; from toolemu.cli.app import main; sys.argv = ['toolemu', *sys.argv[1:]]; main()"
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as console:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-c", code, "report", str(study), "--out", str(out), *extra],
-            stdout=subprocess.DEVNULL,
+            stdout=console,
             stderr=err,
             env={**os.environ, "PYTHONPATH": str(checkout), **(env or {})},
             cwd=checkout,  # `python -c` puts the working directory first on sys.path
@@ -245,7 +245,10 @@ def report_subprocess(
         if proc.returncode != 0:
             err.seek(0)
             raise SystemExit(f"toolemu report failed ({proc.returncode}): {err.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime  # Linux: ru_maxrss in kilobytes
+        err.seek(0)
+        console.seek(0)
+        lines = len(console.read().splitlines()) + len(err.read().splitlines())
+    return wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime, lines  # Linux: ru_maxrss in kilobytes
 
 
 def _size(path: Path) -> int:
@@ -280,8 +283,18 @@ def _side(rows: list[dict[str, float]], parses: list[float]) -> dict[str, object
             "ratio_median": _median(ratios),
             "cpu_ratio_median": _median(cpu_ratios),
             "peak_rss_mb": round(max(r[f"{kind}_rss"] for r in rows) / 1e6, 1),
+            "console_lines": int(max(r[f"{kind}_lines"] for r in rows)),
         }
     return out
+
+
+def _output(out: Path) -> dict[str, float]:
+    """A report folder's page, report.json and whole size in MB."""
+    return {
+        "page_mb": round((out / "report.html").stat().st_size / 1e6, 2),
+        "report_json_mb": round((out / "report.json").stat().st_size / 1e6, 2),
+        "out_mb": round(_size(out) / 1e6, 1),
+    }
 
 
 def study_main(args: argparse.Namespace) -> None:
@@ -299,6 +312,7 @@ def study_main(args: argparse.Namespace) -> None:
         mb = sum(p.stat().st_size for p in files) / 1e6
         rows: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
         parses, loads = [], []
+        outputs: dict[str, Path] = {}
         for i in range(args.repeats):
             parse, parse_cpu = bare_parse(files)
             parses.append(parse)
@@ -306,22 +320,27 @@ def study_main(args: argparse.Namespace) -> None:
             for name, checkout in order:
                 out, cache = Path(tmp) / f"out-{name}-{i}", Path(tmp) / f"cache-{name}-{i}"
                 env = {"TOOLEMU_REPORT_CACHE": str(cache)}
-                first, first_rss, first_cpu = report_subprocess(study, out, args.report_args, checkout, env)
-                again, again_rss, again_cpu = report_subprocess(study, out, args.report_args, checkout, env)
+                first, first_rss, first_cpu, first_lines = report_subprocess(
+                    study, out, args.report_args, checkout, env
+                )
+                again, again_rss, again_cpu, again_lines = report_subprocess(
+                    study, out, args.report_args, checkout, env
+                )
                 rows[name].append(
                     {
                         "first_wall": first,
                         "first_rss": first_rss,
                         "first_cpu": first_cpu,
+                        "first_lines": first_lines,
                         "again_wall": again,
                         "again_rss": again_rss,
                         "again_cpu": again_cpu,
+                        "again_lines": again_lines,
                         "parse_cpu": parse_cpu,
                     }
                 )
-                last_out = out
+                outputs[name] = out
             loads.append(os.getloadavg()[0])
-        page, data = last_out / "report.html", last_out / "report.json"
         result: dict[str, object] = {
             "study": str(study) if args.real else f"{args.copies}x ({STUDY_AGENTS * args.copies} agents)",
             "files": len(files),
@@ -331,11 +350,8 @@ def study_main(args: argparse.Namespace) -> None:
             "bare_parse_median_s": _median(parses),
             "content_hash_s": round(content_hash_s(files), 2),
             "load_1min": [round(x, 2) for x in loads],
-            **{name: _side(r, parses) for name, r in rows.items()},
-            "page_mb (after)": round(page.stat().st_size / 1e6, 2),
-            "report_json_mb (after)": round(data.stat().st_size / 1e6, 2),
-            "out_mb (after)": round(_size(last_out) / 1e6, 1),
-            "runs": len(json.loads(data.read_text())["runs"]),
+            **{name: {**_side(r, parses), **_output(outputs[name])} for name, r in rows.items()},
+            "runs": len(json.loads((outputs["after"] / "report.json").read_text())["runs"]),
         }
         if "before" in rows:
             for kind in ("first", "again"):
