@@ -107,3 +107,13 @@ def test_run_json_and_probe_files_are_read_by_the_one_reader(tmp_path: Path) -> 
     probes.write_text('{"toolkit": "NoteVault", "toolkit": "Other"}', encoding="utf-8")
     with pytest.raises(InputError, match=r"NoteVault\.json.*toolkit: expected each key once, it is given twice"):
         read_probe_file(probes)
+
+
+def test_nesting_counts_arrays_and_objects_inside_one_another_the_value_included() -> None:
+    """One bound for every reader (the spec loader and the MCP server counted so; the submission checker counted
+    places, letting an empty array one level past the bound through)."""
+    assert strict_json.parse("[" * 64 + "]" * 64).ok
+    assert strict_json.parse('{"a": ' + "[" * 63 + "1" + "]" * 63 + "}").ok
+    for text in ("[" * 65 + "]" * 65, '{"a": ' + "[" * 64 + "]" * 64 + "}"):
+        [problem] = strict_json.parse(text).problems
+        assert problem.kind == "depth"

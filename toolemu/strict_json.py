@@ -93,13 +93,13 @@ class Parsed:
 
 
 def _walk(value: Any, out: Parsed, max_depth: int | None) -> None:
-    """Find what the parse marked (keys given twice, numbers that are not finite), lone surrogates and nesting past
-    max_depth, without recursion (the value may be deep)."""
+    """Find what the parse marked (keys given twice, numbers that are not finite), lone surrogates and arrays and
+    objects inside one another past max_depth (the value itself counted), without recursion (it may be deep)."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     too_deep = False
     while stack:
         item, path = stack.pop()
-        if max_depth is not None and len(path) > max_depth:
+        if max_depth is not None and isinstance(item, dict | list) and len(path) >= max_depth:  # the max_depth+1st
             too_deep = True
             continue
         if isinstance(item, NotFinite):

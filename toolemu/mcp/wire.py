@@ -86,34 +86,19 @@ def screen(raw: bytes) -> types.JSONRPCMessage | Refusal:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Refusal(PARSE_ERROR, f"the message is not UTF-8 (byte {exc.start})")
-    parsed = strict_json.parse(text, keys_once=False, finite=False, max_depth=None)  # nesting: MAX_NESTING below
-    if parsed.problems:
-        if parsed.problems[0].kind == "depth":
-            return _too_deep(_top_level(text))
-        return Refusal(PARSE_ERROR, f"not strict JSON: {parsed.problems[0]}")
-    data = parsed.value
-    if _depth(data) > MAX_NESTING:
-        return _too_deep(data if isinstance(data, dict) else None)
-    return _message(data)
+    parsed = strict_json.parse(text, keys_once=False, finite=False, max_depth=MAX_NESTING)
+    problems = [p for p in parsed.problems if p.kind != "depth"]
+    if problems:
+        return Refusal(PARSE_ERROR, f"not strict JSON: {problems[0]}")
+    if parsed.problems:  # nested too deep: its id and method, where it has them, from its top-level members
+        return _too_deep(_top_level(text))
+    return _message(parsed.value)
 
 
 def too_big(size: int) -> Refusal:
     return Refusal(
         INVALID_REQUEST, f"the message is {size:,} bytes or more, over the limit of {MAX_MESSAGE_BYTES:,}", too_big=True
     )
-
-
-def _depth(data: Any) -> int:
-    """How deep arrays and objects nest in `data` (a scalar: 0), without recursion."""
-    deepest, stack = 0, [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            deepest = max(deepest, depth)
-            if depth > MAX_NESTING:
-                return depth
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
-    return deepest
 
 
 _MEMBER = json.JSONDecoder()  # one member at a time of a message too deep to read whole (_top_level)
