@@ -22,6 +22,10 @@ class EpisodeFolder:
     def __init__(self, path: Path, meta: RunMeta):
         self.path, self.meta = path, meta
         self.writer = JsonlWriter(path / TRAJECTORIES)
+        # The file's records as of our last append, and its size then: while the size is the same, no one else has
+        # written to it, and the next position is known without reading the whole file again (an MCP server adds
+        # thousands of episodes, one per session).
+        self._known: tuple[int, int] | None = None
 
     @classmethod
     def open(cls, path: Path, config: RunConfig) -> EpisodeFolder:
@@ -62,11 +66,24 @@ class EpisodeFolder:
         ]
         return 1 + max((t for t in trials if isinstance(t, int)), default=-1)
 
+    def _size(self) -> int:
+        try:
+            return self.trajectories.stat().st_size
+        except FileNotFoundError:
+            return -1
+
+    def _records(self) -> int:
+        """How many records the file holds (its readable lines)."""
+        if self._known is not None and self._known[1] == self._size():
+            return self._known[0]
+        return len(scan_jsonl(self.trajectories).records)
+
     def add(self, trajectory: Trajectory, models: dict[str, str]) -> int:
         """Append the episode, then note its pair and the models that played it in run.json. Returns its position
         among the file's records (what an evaluation of it names as eval_id)."""
-        position = len(scan_jsonl(self.trajectories).records)
+        position = self._records()
         self.writer.append(trajectory)
+        self._known = (position + 1, self._size())
         meta = read_meta(self.path / RUN_FILE)  # as it is now: another writer (a gate audit) may have added to it
         pairs = [*meta.expected_pairs, (trajectory.case_name, trajectory.trial)]
         self.meta = meta.model_copy(update={"expected_pairs": pairs, "models": {**meta.models, **models}})
