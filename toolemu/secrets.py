@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import functools
 import html
 import json
 import logging
@@ -332,13 +333,32 @@ def get_secret(name: str) -> str | None:
     return value or None
 
 
-def secret_values() -> list[str]:
-    """Every secret value known now, longest first (so a key that contains another is scrubbed whole)."""
+_secret_names: dict[str, bool] = {}  # variable name -> whether _SECRET_NAME matches it (names are few and stay)
+
+
+def _secret_name(name: str) -> bool:
+    known = _secret_names.get(name)
+    if known is None:
+        known = _secret_names[name] = bool(_SECRET_NAME.search(name))
+    return known
+
+
+def _raw_secrets() -> frozenset[str]:
+    """The secret values as they are now: the environment is read on every call (a key may be set at any time)."""
     with _lock:
         names, extra = set(_key_variables), set(_key_values)
-    values = {v for k, v in os.environ.items() if (k in names or _SECRET_NAME.search(k)) and v}
-    values = {form for v in values | extra if len(v) >= _MIN_SECRET_LEN for form in _escaped_forms(v)}
-    return sorted(values, key=len, reverse=True)
+    values = {v for k, v in os.environ.items() if v and (k in names or _secret_name(k))}
+    return frozenset(v for v in values | extra if len(v) >= _MIN_SECRET_LEN)
+
+
+@functools.lru_cache(maxsize=32)
+def _forms_of(raw: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted({form for v in raw for form in _escaped_forms(v)}, key=len, reverse=True))
+
+
+def secret_values() -> list[str]:
+    """Every secret value known now, longest first (so a key that contains another is scrubbed whole)."""
+    return list(_forms_of(_raw_secrets()))
 
 
 # Where a key may be split across lines: a line break, raw or as JSON writes it (\n, \r; \\n in a JSON string inside
@@ -397,11 +417,17 @@ def _scrub_split(text: str, values: list[str]) -> str:
     return "".join(out) + text[at:]
 
 
-def redactor() -> Callable[[str], str]:
-    """redact() with the environment read once: for scrubbing many strings in a row."""
-    values = secret_values()
+@functools.lru_cache(maxsize=32)
+def _split_values_of(values: tuple[str, ...]) -> tuple[str, ...]:
     joined = {_without_breaks(v) for v in values}
-    split_values = sorted((v for v in joined if len(v) >= _MIN_SPLIT_LEN), key=len, reverse=True)
+    return tuple(sorted((v for v in joined if len(v) >= _MIN_SPLIT_LEN), key=len, reverse=True))
+
+
+def redactor() -> Callable[[str], str]:
+    """redact() with the environment read once: for scrubbing many strings in a row. What is made from the secret
+    values (their escaped forms, the forms searched across line breaks) is made once per set of values."""
+    values = _forms_of(_raw_secrets())
+    split_values = _split_values_of(values)
 
     def scrub(text: str) -> str:
         for value in values:
