@@ -66,7 +66,7 @@ def check_planted(metric: dict, n: int = 10) -> None:
 def test_two_runs_agree_as_planted(runs, run_cli, tmp_path) -> None:
     a, b = runs
     out = tmp_path / "agree.json"
-    result = run_cli("agree", a, b, "--metric", "safety", "--json", out)
+    result = run_cli("agree", a, b, "--scorer", "safety", "--json", out)
     assert result.code == 0, result.err
     data = json.loads(out.read_text())
     [metric] = data["metrics"]
@@ -292,8 +292,8 @@ def test_inputs_that_cannot_be_compared_are_exit_2(runs, run_cli, tmp_path, emul
         (("agree", a, other), "shares no trajectory"),
         (("agree", a), "has one judge per scorer"),
         (("agree", a, tmp_path / "missing"), "expected a run directory"),
-        (("agree", a, b, "--metric", "honesty"), "expected a scorer"),
-        (("agree", a, b, "--metric", "helpfulness"), "A has no helpfulness verdicts"),
+        (("agree", a, b, "--scorer", "honesty"), "expected a scorer"),
+        (("agree", a, b, "--scorer", "helpfulness"), "A has no helpfulness verdicts"),
         (("agree", a, b, "--labels", tmp_path / "x.csv"), "not both"),
     ]
     for args, message in cases:

@@ -130,10 +130,10 @@ for args, flag in EMULATE_FLAGS:
     )
 
 MODEL_STRINGS: list[tuple[list[str], str]] = [
-    (["--agent-model", "nope:model"], "--agent-model"),
-    (["--simulator-model", "nowhere:model"], "--simulator-model"),
+    (["--agent-model", "nope:model"], "--model agent="),
+    (["--model", "emulator=nowhere:model"], "--model emulator="),
     (["--model", "openai"], "openai"),
-    (["--monitor-model", "::"], "--monitor-model"),
+    (["--model", "monitor=::"], "--model monitor="),
 ]
 for args, names in MODEL_STRINGS:
     bad(f"emulate {' '.join(args)}")(
@@ -145,7 +145,7 @@ RUN_FLAGS: list[tuple[list[str], str]] = [
     (["--num-eval-samples", "-3"], "--num-eval-samples"),
     (["--scorer", "vibes"], "--scorer"),
     (["--scorer", "no_such_module:scorer"], "--scorer"),
-    (["--evaluator-model", "judge-without-provider"], "--evaluator-model"),
+    (["--evaluator-model", "judge-without-provider"], "--model evaluator="),
 ]
 for args, flag in RUN_FLAGS:
     bad(f"run {' '.join(args)}")(

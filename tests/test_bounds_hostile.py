@@ -209,7 +209,15 @@ def test_play_counts_are_bounded(
             "at most 50",
         ),
         (
-            ["cases", "--count", "101", "--toolkits", FIXTURES / "toolemu_toolkits.json", "--toolkit", "NoteVault"],
+            [
+                "cases",
+                "--count",
+                "101",
+                "--toolkits-path",
+                FIXTURES / "toolemu_toolkits.json",
+                "--toolkit",
+                "NoteVault",
+            ],
             "--count",
             "at most 100 cases per toolkit",
         ),

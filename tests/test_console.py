@@ -103,11 +103,11 @@ def test_generate_has_a_dry_run_end_to_end(tmp_path: Path, run_cli, monkeypatch)
     assert kits.code == 0, kits.err
     written = sorted((tmp_path / "kits").glob("*.json"))
     assert len(written) == len(json.loads((tmp_path / "names.json").read_text())) > 1
-    cases = run_cli("generate", "cases", "--dry-run", "--toolkits", tmp_path / "kits", "--count", "2",
+    cases = run_cli("generate", "cases", "--dry-run", "--toolkits-path", tmp_path / "kits", "--count", "2",
                     "--out", tmp_path / "cases.json")  # fmt: skip
     assert cases.code == 0, cases.err
     kit = written[0].stem
-    done = run_cli("generate", "complete", "Tidy my account", "--toolkit", kit, "--toolkits", tmp_path / "kits",
+    done = run_cli("generate", "complete", "Tidy my account", "--toolkit", kit, "--toolkits-path", tmp_path / "kits",
                    "--dry-run", "--out", tmp_path / "cases.json", "--append")  # fmt: skip
     assert done.code == 0, done.err
     made = json.loads((tmp_path / "cases.json").read_text())

@@ -166,7 +166,7 @@ def test_unpriced_models_are_named_in_the_tracker_the_budget_line_and_the_usage_
 def paid_run(tmp_path, run_cli, test_prices) -> Path:
     run = tmp_path / "run"
     result = run_cli(
-        "run", "--model", "paidmock:cheap", "--gate", "monitor", "--monitor-model", "paidmock:unlisted",
+        "run", "--model", "paidmock:cheap", "--gate", "monitor", "--model", "monitor=paidmock:unlisted",
         "--evaluator-model", "paidjudge:judge", "--scorer", "safety", "--scorer", "checks", "--trunc-num", "6",
         "--dump-dir", run, "--no-progress",
     )  # fmt: skip

@@ -53,7 +53,13 @@ def stamped(run: Path) -> list[str]:
 def test_the_toys_options_are_on_every_command_that_runs_episodes(toy: None, run_cli: Any, command: list[str]) -> None:
     result = run_cli(*command, "--help")
     assert result.code == 0, result.err
-    assert "--stamp " in result.out and "--stamp-model" in result.out and "Toy:" in result.out
+    assert "--stamp " in result.out and "Toy:" in result.out  # its role's model: --model stamper=M (below)
+
+
+def test_the_toys_role_gets_its_model_by_model_role(toy: None, run_cli: Any) -> None:
+    result = run_cli("run", "--estimate", *SPECS, "--stamp", "t", "--model", "stamper=openai:gpt-4o-mini")
+    assert result.code == 0, result.err
+    assert any(line.split()[:2] == ["stamper", "openai:gpt-4o-mini"] for line in result.out.splitlines()), result.out
 
 
 def test_run_uses_the_toy_and_records_it_as_part_of_the_run(toy: None, run_cli: Any, tmp_path: Path) -> None:
@@ -242,7 +248,7 @@ def test_a_replay_is_an_element_that_adds_nothing_to_the_identity(tmp_path: Path
 def test_elements_from_the_command_line_are_checked_before_any_work(run_cli: Any, tmp_path: Path) -> None:
     for flags, field, message in [
         (["--user-reasks", "2"], "--user-reasks", "expected the simulated user on"),
-        (["--realism-model", "mock"], "--realism-model", "expected --realism-filter N"),
+        (["--model", "realism=mock"], "--model realism=", "expected --realism-filter N"),
         (["--max-user-turns", "101"], "--max-user-turns", "at most 100 questions per episode"),
         (["--user", "maybe"], "--user", "expected one of on, off"),
     ]:

@@ -333,7 +333,7 @@ def test_cli_pipeline_names_toolkits_cases_validate(
     assert r.code == 0, r.err
     assert sorted(p.name for p in kits.iterdir()) == ["LockSmith.json", "NoteVault.json", "ThermoHub.json"]
     cases = tmp_path / "cases.json"
-    r = run_cli("generate", "cases", "--toolkits", kits, "--count", "2", "--out", cases, *SCRIPTED)
+    r = run_cli("generate", "cases", "--toolkits-path", kits, "--count", "2", "--out", cases, *SCRIPTED)
     assert r.code == 0, r.err
     assert len(json.loads(cases.read_text())) == 6
     r = run_cli("validate", kits, cases)
@@ -352,7 +352,7 @@ def test_cli_complete_writes_a_valid_case_and_appends(
     replies = iter([completion_reply(), completion_reply("PayFlowSendMoney")])
     scripted_cli(ScriptedChatModel(responder=responder(replies)))
     out = tmp_path / "done.json"
-    base = ["generate", "complete", "--toolkits", FIXTURE_TOOLKITS, "--out", out, *SCRIPTED]
+    base = ["generate", "complete", "--toolkits-path", FIXTURE_TOOLKITS, "--out", out, *SCRIPTED]
     r = run_cli(*base, "Delete my notes from last year.", "--toolkit", "NoteVault")
     assert r.code == 0, r.err
     assert json.loads(r.out.split("\nwrote")[0])["User Instruction"] == "Delete my notes from last year."
@@ -363,7 +363,7 @@ def test_cli_complete_writes_a_valid_case_and_appends(
     written = json.loads(out.read_text())
     assert [c["name"] for c in written] == ["note_vault_standard_01", "note_vault_redteam_01"]
     assert written[1]["Toolkits"] == ["NoteVault", "PayFlow"] and written[1]["Threat"]["kind"] == "prompt_injection"
-    assert run_cli("validate", out, "--toolkits", FIXTURE_TOOLKITS).code == 0
+    assert run_cli("validate", out, "--toolkits-path", FIXTURE_TOOLKITS).code == 0
 
 
 @pytest.mark.parametrize(
@@ -395,7 +395,7 @@ def test_cli_invalid_reply_writes_nothing_and_exits_2(
         "Tidy my notes.",
         "--toolkit",
         "NoteVault",
-        "--toolkits",
+        "--toolkits-path",
         FIXTURE_TOOLKITS,
         "--out",
         out,
@@ -419,7 +419,9 @@ def test_cli_case_that_fails_lint_is_not_written(
         json.dumps({"User Instruction": "Sum up my notes.", "Toolkits": ["NoteVault"], "Threat": threat})
     )
     out = tmp_path / "case.json"
-    r = run_cli("generate", "complete", "--partial", partial, "--toolkits", FIXTURE_TOOLKITS, "--out", out, *SCRIPTED)
+    r = run_cli(
+        "generate", "complete", "--partial", partial, "--toolkits-path", FIXTURE_TOOLKITS, "--out", out, *SCRIPTED
+    )
     assert r.code == 2 and not out.exists()
     assert f"error: {out}: case 0 (note_vault_standard_01): field 'Threat.vector'" in r.err
 
@@ -444,7 +446,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(
     chat = ScriptedChatModel(replies=["{}"])
     scripted_cli(chat)
     r = (
-        run_cli("generate", *args, "--toolkits", FIXTURE_TOOLKITS, "--out", tmp_path / "o", *SCRIPTED)
+        run_cli("generate", *args, "--toolkits-path", FIXTURE_TOOLKITS, "--out", tmp_path / "o", *SCRIPTED)
         if args[0] != "toolkits"
         else run_cli("generate", *args, "--out", tmp_path / "o", *SCRIPTED)
     )
@@ -461,7 +463,7 @@ def test_cli_partial_with_a_malformed_field_is_input_error(
     partial.write_text(
         json.dumps({"User Instruction": "Hi there", "Toolkits": ["NoteVault"], "Expected Achievements": "x"})
     )
-    r = run_cli("generate", "complete", "--partial", partial, "--toolkits", FIXTURE_TOOLKITS, *SCRIPTED)
+    r = run_cli("generate", "complete", "--partial", partial, "--toolkits-path", FIXTURE_TOOLKITS, *SCRIPTED)
     assert r.code == 2 and not chat.calls
     assert "error: partial case: field 'Expected Achievements': Input should be a valid list" in r.err
 

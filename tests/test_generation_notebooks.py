@@ -16,7 +16,7 @@ def test_complete_case_notebook(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., CliResult]
 ) -> None:
     seconds = execute("complete_case.ipynb", monkeypatch, TOOLEMU_GENERATED=str(tmp_path), TOOLEMU_MODEL="local")
-    r = run_cli("validate", tmp_path / "completed_case.json", "--toolkits", REPO / "assets" / "toolkits")
+    r = run_cli("validate", tmp_path / "completed_case.json", "--toolkits-path", REPO / "assets" / "toolkits")
     assert r.code == 0 and "1 cases" in r.out, r.err
     print(f"complete_case.ipynb: {seconds:.0f}s")
 

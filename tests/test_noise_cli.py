@@ -29,7 +29,9 @@ def _dry_run(tmp_path: Path, run_cli, judged: bool = True) -> Path:
 
 def test_a_dry_run_is_measured_and_its_split_is_degenerate_and_says_so(tmp_path, run_cli) -> None:
     run = _dry_run(tmp_path, run_cli)
-    result = run_cli("noise", run, "--dry-run", "--trials", "1", "--seeds", "1", "--resamples", "5", "--no-progress")
+    result = run_cli(
+        "noise", run, "--dry-run", "--num-trials", "1", "--seeds", "1", "--resamples", "5", "--no-progress"
+    )
     assert result.code == 0, result.err
     said = "noise run safety (safe rate): ±0.0 pts (every verdict is the same: no spread to split); 24 judgements"
     assert said in result.out and result.out.count("no spread to split") == 2  # safety and helpfulness, once each
@@ -45,8 +47,8 @@ def test_a_dry_run_is_measured_and_its_split_is_degenerate_and_says_so(tmp_path,
 
 def test_every_count_is_bounded_on_the_command_line_and_in_the_library(tmp_path, run_cli) -> None:
     run = _dry_run(tmp_path, run_cli)
-    for flag, value in [("--trials", "101"), ("--seeds", "-1"), ("--samples", "0"), ("--cases", "0"),
-                        ("--resamples", "10001"), ("--trials", "1000000000000")]:  # fmt: skip
+    for flag, value in [("--num-trials", "101"), ("--seeds", "-1"), ("--num-eval-samples", "0"), ("--cases", "0"),
+                        ("--resamples", "10001"), ("--num-trials", "1000000000000")]:  # fmt: skip
         result = run_cli("noise", run, "--dry-run", flag, value, "--no-progress")
         assert result.code == 2, (flag, result.err)
         [line] = result.err.strip().splitlines()
@@ -107,7 +109,7 @@ def test_a_second_call_resumes_without_a_model_call_and_cases_limits_the_work(tm
 
 def test_a_budget_stops_the_re_runs_and_the_summary_says_so(tmp_path, run_cli) -> None:
     run = _dry_run(tmp_path, run_cli)
-    args = ["noise", run, "--dry-run", "--trials", "2", "--seeds", "2", "--resamples", "5", "--no-progress"]
+    args = ["noise", run, "--dry-run", "--num-trials", "2", "--seeds", "2", "--resamples", "5", "--no-progress"]
     result = run_cli(*args, "--max-calls", "4", "--fail-on-budget")
     assert result.code == 3, (result.out, result.err)
     summary = NoiseSummary.model_validate_json((run / "noise" / "noise.json").read_text())

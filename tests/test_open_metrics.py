@@ -116,7 +116,7 @@ def test_robust_plays_its_failures_again(run, judged, run_cli) -> None:
 def test_a_submission_holds_its_metric(run, judged, tmp_path, run_cli) -> None:
     _, episodes, _ = judged
     out = tmp_path / "submission"
-    result = run_cli("submit", "prepare", run, "--output", out)
+    result = run_cli("submit", "prepare", run, "--out", out)
     assert result.code == 0, result.err
     submission = Submission.model_validate_json((out / SUBMISSION_FILE).read_text())
     assert list(submission.metrics) == ["safety", "helpfulness", "attack", "steps"]
@@ -127,5 +127,5 @@ def test_a_submission_holds_its_metric(run, judged, tmp_path, run_cli) -> None:
     # Submitted means every episode is judged by it.
     path = run / f"trajectories_eval_{STEPS.eval_type}.jsonl"
     rewrite_jsonl(path, read_jsonl(path)[1:])
-    partial = run_cli("submit", "prepare", run, "--output", tmp_path / "partial")
+    partial = run_cli("submit", "prepare", run, "--out", tmp_path / "partial")
     assert partial.code == 1 and "episodes with no steps evaluation (1; run toolemu evaluate)" in partial.err

@@ -211,7 +211,7 @@ def test_a_person_as_user_answers_the_agents_question_and_acts_on_their_phone(tm
     ("args", "message"),
     [
         (["--as", "robot"], "field '--as': expected one of agent, user, got 'robot'"),
-        (["--as", "user", "--user-model", "mock"], "you are the user"),
+        (["--as", "user", "--model", "user=mock"], "you are the user"),
         (["--as", "agent", "--agent-model", "mock"], "you are the agent"),
         (["--as", "agent", "--max-iterations", "0"], "expected at least 1"),
     ],

@@ -447,7 +447,7 @@ def test_agree_compares_two_nested_studies(tmp_path: Path, run_cli) -> None:
         for name in (f"{QUIT_RUN}.jsonl", f"{QUIT_RUN}_eval_agent_safe.jsonl"):
             shutil.copy(QUITTING / name, folder / name)
     out = tmp_path / "agree.json"
-    result = run_cli("agree", tmp_path / "a", tmp_path / "b", "--metric", "safety", "--json", out)
+    result = run_cli("agree", tmp_path / "a", tmp_path / "b", "--scorer", "safety", "--json", out)
     assert result.code == 0, result.err
     [metric] = json.loads(out.read_text())["metrics"]
     assert (metric["matched"], metric["stats"]["n"], metric["stats"]["raw"]) == (5, 5, 1.0)

@@ -237,7 +237,7 @@ def test_their_judgements_of_our_run_give_their_readers_numbers(tmp_path: Path, 
 
 def test_submit_reads_their_judgements_and_says_why_they_are_no_submission(tmp_path: Path, run_cli) -> None:
     run = shutil.copytree(OURS_JUDGED / "run", tmp_path / "run")
-    result = run_cli("submit", "prepare", run, "--output", tmp_path / "submission")
+    result = run_cli("submit", "prepare", run, "--out", tmp_path / "submission")
     assert result.code == 1 and "Traceback" not in result.err
     foreign = [line for line in result.err.splitlines() if "a judgement another tool wrote" in line]
     assert len(foreign) == 8  # each of their 4 + 4 lines, named; none read as a malformed record of ours

@@ -110,7 +110,7 @@ def test_the_cli_runs_the_filter_with_its_judge_and_records_it(run_cli, tmp_path
 
     out = tmp_path / "run"
     result = run_cli(
-        "emulate", "--dry-run", "--trunc-num", "2", "--realism-filter", "2", "--realism-model", "j", "--dump-dir", out
+        "emulate", "--dry-run", "--trunc-num", "2", "--realism-filter", "2", "--model", "realism=j", "--dump-dir", out
     )
     assert result.code == 0, result.err
     meta = read_meta(out / "run.json")
@@ -125,10 +125,10 @@ def test_the_cli_runs_the_filter_with_its_judge_and_records_it(run_cli, tmp_path
 
 def test_bad_realism_and_review_flags_are_one_line_and_exit_2(run_cli, tmp_path) -> None:
     for args, names in [
-        (["--realism-model", "m"], "--realism-model"),
+        (["--model", "realism=m"], "--model realism="),
         (["--realism-filter", "-1"], "--realism-filter"),
         (["--user-reasks", "1"], "--user-reasks"),
-        (["--user-reviewer-model", "m"], "--user-reviewer-model"),
+        (["--model", "reviewer=m"], "--model reviewer="),
         (["--user", "on", "--user-reasks", "-2"], "--user-reasks"),
     ]:
         result = run_cli("emulate", "--dry-run", "--trunc-num", "1", "--dump-dir", tmp_path / "x", *args)

@@ -280,7 +280,10 @@ def test_a_dry_run_with_the_user_on_asks_once_then_goes_on(run_cli, tmp_path) ->
     ("args", "fragment"),
     [
         (["--user", "maybe"], "field '--user': expected one of on, off, got 'maybe'"),
-        (["--user", "off", "--user-model", "mock"], "field '--user-model': expected no --user-model with --user off"),
+        (
+            ["--user", "off", "--model", "user=mock"],
+            "field '--model user=': expected no --model user=M with --user off",
+        ),
         (["--user", "on", "--max-user-turns", "0"], "field '--max-user-turns': expected at least 1, got 0"),
     ],
 )

@@ -52,7 +52,7 @@ def test_prepare_then_validate(runs, tmp_path, run_cli, monkeypatch) -> None:
     rewrite_jsonl(first / "trajectories.jsonl", records)
     monkeypatch.setenv("OPENAI_API_KEY", PLANTED)
     out = tmp_path / "submission"
-    result = run_cli("submit", "prepare", first, second, "--output", out)
+    result = run_cli("submit", "prepare", first, second, "--out", out)
     assert result.code == 0, result.err
     assert f"{CASES} cases x 2 trials = {2 * CASES} episodes" in result.out
 
@@ -80,7 +80,7 @@ def test_prepare_then_validate(runs, tmp_path, run_cli, monkeypatch) -> None:
 
 def test_validate_finds_tampering(runs, tmp_path, run_cli) -> None:
     out = tmp_path / "submission"
-    assert run_cli("submit", "prepare", *runs, "--output", out).code == 0
+    assert run_cli("submit", "prepare", *runs, "--out", out).code == 0
     # A judgement changed after the fact, its samples with it (a verdict that agrees with itself): the manifest
     # catches it.
     safe = out / "runs" / "first" / "trajectories_eval_agent_safe.jsonl"
@@ -111,17 +111,17 @@ def test_validate_finds_tampering(runs, tmp_path, run_cli) -> None:
 
 def test_prepare_refuses_what_is_not_a_submission(runs, tmp_path, run_cli) -> None:
     first, second = runs
-    partial = run_cli("submit", "prepare", first, "--output", tmp_path / "partial")
+    partial = run_cli("submit", "prepare", first, "--out", tmp_path / "partial")
     assert partial.code == 1
     assert f"invalid: {CASES - HALF} of the {CASES} cases of benchmark 1.1.0" in partial.err
     assert not (tmp_path / "partial").exists()  # nothing written
 
     other_agent = _run(tmp_path / "helpful", start_index=HALF, num_trials=2, agent_type="helpful_ss")
-    mixed = run_cli("submit", "prepare", first, other_agent, "--output", tmp_path / "mixed")
+    mixed = run_cli("submit", "prepare", first, other_agent, "--out", tmp_path / "mixed")
     assert mixed.code == 1 and "the agent (model, settings, type, format) differs between episodes" in mixed.err
 
     one_trial = _run(tmp_path / "one", start_index=HALF, num_trials=1)
-    uneven = run_cli("submit", "prepare", first, one_trial, "--output", tmp_path / "uneven")
+    uneven = run_cli("submit", "prepare", first, one_trial, "--out", tmp_path / "uneven")
     assert uneven.code == 1
     first_uneven = min(c.name for c in load_benchmark([REPO / "assets"]).cases[HALF:])
     assert f"cases whose trial count differs from the others' 2: {first_uneven} (1)" in uneven.err
@@ -129,7 +129,7 @@ def test_prepare_refuses_what_is_not_a_submission(runs, tmp_path, run_cli) -> No
 
     evals = second / "trajectories_eval_attack.jsonl"
     evals.unlink()
-    unjudged = run_cli("submit", "prepare", first, second, "--output", tmp_path / "unjudged")
+    unjudged = run_cli("submit", "prepare", first, second, "--out", tmp_path / "unjudged")
     assert unjudged.code == 1 and "episodes with no attack evaluation" in unjudged.err
 
 
@@ -142,7 +142,7 @@ def test_prepare_copies_records_only(runs, tmp_path, run_cli) -> None:
     (second / "trajectories_eval_policy.jsonl").rename(second / "policy.jsonl")
     (second / "trajectories_eval_policy.jsonl").symlink_to(second / "policy.jsonl")
     out = tmp_path / "submission"
-    result = run_cli("submit", "prepare", first, second, "--output", out)
+    result = run_cli("submit", "prepare", first, second, "--out", out)
     assert result.code == 0, result.err
     assert f"left out: {first / 'trajectories_backup.jsonl'}: not a record file of a submission" in result.err
     assert f"left out: {second / 'trajectories_eval_policy.jsonl'}: not a record file" in result.err
@@ -163,7 +163,7 @@ def test_prepare_refuses_records_a_submission_would_refuse(runs, tmp_path, run_c
     trajectories = read_jsonl(first / "trajectories.jsonl")
     trajectories[1]["case"]["User Instruction"] = "Something else."
     rewrite_jsonl(first / "trajectories.jsonl", trajectories)
-    result = run_cli("submit", "prepare", first, second, "--output", tmp_path / "submission")
+    result = run_cli("submit", "prepare", first, second, "--out", tmp_path / "submission")
     assert result.code == 1
     assert f"invalid: {safe}: line {len(records) + 1}: expected one evaluation per episode" in result.err
     assert f"invalid: {first / 'trajectories.jsonl'}: line 2: case: expected the case as benchmark 1.1.0" in result.err
@@ -178,15 +178,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, runs, run_cli) -> None:
     assert empty.code == 2 and empty.err.strip().endswith("it has no submission.json")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("")
-    taken = run_cli("submit", "prepare", *runs, "--output", tmp_path / "full")
+    taken = run_cli("submit", "prepare", *runs, "--out", tmp_path / "full")
     assert taken.code == 2 and "expected a new or empty directory" in taken.err
-    not_a_run = run_cli("submit", "prepare", tmp_path / "empty", "--output", tmp_path / "o")
+    not_a_run = run_cli("submit", "prepare", tmp_path / "empty", "--out", tmp_path / "o")
     assert not_a_run.code == 2 and not_a_run.err.count("\n") == 1
 
 
 def test_a_broken_submission_json_is_invalid_not_a_crash(runs, tmp_path, run_cli) -> None:
     out = tmp_path / "submission"
-    assert run_cli("submit", "prepare", *runs, "--output", out).code == 0
+    assert run_cli("submit", "prepare", *runs, "--out", out).code == 0
     data = json.loads((out / SUBMISSION_FILE).read_text())
     data["runs"][0]["path"] = "../../etc"
     (out / SUBMISSION_FILE).write_text(json.dumps(data))
@@ -213,7 +213,7 @@ def test_an_mcp_session_closed_without_an_answer_is_counted_as_closed(runs, tmp_
     records[0]["status"], records[0]["output"] = "closed", "Agent stopped: the session closed without a final answer"
     rewrite_jsonl(first / "trajectories.jsonl", records)
     out = tmp_path / "submission"
-    result = run_cli("submit", "prepare", first, second, "--output", out)
+    result = run_cli("submit", "prepare", first, second, "--out", out)
     assert result.code == 0, result.err
     submission = Submission.model_validate_json((out / SUBMISSION_FILE).read_text())
     assert submission.status_counts["closed"] == 1

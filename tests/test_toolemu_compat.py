@@ -460,12 +460,12 @@ def test_agree_takes_any_eval_type_the_files_hold(tmp_path: Path, run_cli) -> No
         (folder / "d.jsonl").write_text(json.dumps(_langchain_record([CALL])) + "\n")
         verdict = {"eval_scores": {"Helpfulness": score}, "Overall Quantitative Score": str(score), "eval_id": 0}
         (folder / "d_eval_agent_help_ignore_safety.jsonl").write_text(json.dumps(verdict) + "\n")
-    named = run_cli("agree", tmp_path / "a", tmp_path / "b", "--metric", "agent_help_ignore_safety")
+    named = run_cli("agree", tmp_path / "a", tmp_path / "b", "--scorer", "agent_help_ignore_safety")
     assert named.code == 0, named.out + named.err
     assert "paired: 1 scored by both" in named.out
     default = run_cli("agree", tmp_path / "a", tmp_path / "b")  # every shared type, this one included
     assert default.code == 0 and default.out.startswith("agent_help_ignore_safety:")
-    unknown = run_cli("agree", tmp_path / "a", tmp_path / "b", "--metric", "nonsense")
+    unknown = run_cli("agree", tmp_path / "a", tmp_path / "b", "--scorer", "nonsense")
     assert unknown.code == 2 and "the files hold agent_help_ignore_safety" in unknown.err
 
 

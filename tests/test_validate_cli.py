@@ -163,7 +163,7 @@ def test_good_files_print_one_summary_line_each(run_cli) -> None:
 
 
 def test_cases_checked_against_toolkits_option(run_cli) -> None:
-    result = run_cli("validate", FIXTURES / "toolemu_cases.json", "--toolkits", FIXTURES / "toolemu_toolkits.json")
+    result = run_cli("validate", FIXTURES / "toolemu_cases.json", "--toolkits-path", FIXTURES / "toolemu_toolkits.json")
     assert result.code == 0, result.err
     result = run_cli("validate", FIXTURES / "toolemu_cases.json")
     assert result.code == 2 and "known toolkit" in result.err

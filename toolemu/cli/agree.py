@@ -18,7 +18,7 @@ def agree(
     metric: Annotated[
         list[str] | None,
         typer.Option(
-            "--metric", help="safety, helpfulness, attack or another scorer (repeatable; default: all shared)."
+            "--scorer", help="safety, helpfulness, attack or another scorer (repeatable; default: all shared)."
         ),
     ] = None,
     labels: Annotated[

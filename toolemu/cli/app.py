@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -18,24 +18,25 @@ from toolemu.errors import InputError, Terminated, sigterm_raises, sigterm_recei
 from toolemu.llm.secrets import RedactingFilter, clip, redact, scrubbed_console
 from toolemu.paths import is_file_error
 
-# Every command, in the order `toolemu --help` lists them: its function (or sub-app) as "module:attribute". A
-# command's module is imported, and its options built, only when the command is asked for.
+# Every command, in the order `toolemu --help` lists them, which is the order a user meets them: run the benchmark,
+# read its report, check one's own cases and toolkits, then the finer tools. Each is its function (or sub-app) as
+# "module:attribute"; a command's module is imported, and its options built, only when the command is asked for.
 COMMANDS = {
-    "validate": "toolemu.cli.validate:validate",
-    "lint": "toolemu.cli.validate:lint",
-    "chat": "toolemu.cli.chat:chat",
-    "emulate": "toolemu.cli.run:emulate",
-    "merge": "toolemu.cli.merge:merge",
-    "evaluate": "toolemu.cli.evaluate:evaluate",
+    "run": "toolemu.cli.run:run",
     "report": "toolemu.cli.report:report",
     "view": "toolemu.cli.report:view",
-    "run": "toolemu.cli.run:run",
-    "check": "toolemu.cli.check:check",
+    "validate": "toolemu.cli.validate:validate",
+    "lint": "toolemu.cli.validate:lint",
     "docs": "toolemu.cli.docs:docs",
-    "agree": "toolemu.cli.agree:agree",
+    "chat": "toolemu.cli.chat:chat",
+    "emulate": "toolemu.cli.run:emulate",
+    "evaluate": "toolemu.cli.evaluate:evaluate",
+    "merge": "toolemu.cli.merge:merge",
+    "check": "toolemu.cli.check:check",
     "play": "toolemu.cli.play:play_command",
-    "mcp": "toolemu.cli.mcp:mcp_app",
     "replay": "toolemu.cli.replay:replay",
+    "mcp": "toolemu.cli.mcp:mcp_app",
+    "agree": "toolemu.cli.agree:agree",
     "robust": "toolemu.cli.robust:robust",
     "noise": "toolemu.cli.noise:noise",
     "judge-audit": "toolemu.cli.judge_audit:judge_audit",
@@ -45,9 +46,28 @@ COMMANDS = {
     "submit": "toolemu.cli.submit:submit_app",
 }
 
+
+def _version(given: bool) -> None:
+    if given:
+        from toolemu.version import __version__
+
+        typer.echo(f"toolemu {__version__}")
+        raise typer.Exit(0)
+
+
+def _top_level(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """The top level's own options (typer makes a group of an app with a callback)."""
+
+
 app = new_app(
     "ToolEmu: an LM-emulated sandbox for finding the risks of LLM agents.",
     lazy=COMMANDS,
+    callback=_top_level,
     pretty_exceptions_enable=False,
 )
 

@@ -105,6 +105,31 @@ class Command(TyperCommand):
                 params.append(param)
         super().__init__(name, params=params, **kwargs)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Our old spellings of options (toolemu.cli.surface) in their new form, each with a notice, then click's."""
+        from toolemu.cli.surface import renames_for
+
+        names, at = [], ctx
+        while at is not None and (at.parent is not None or not names):  # up to the top level, which is not named
+            names.insert(0, at.info_name or "")
+            at = at.parent
+        path = " ".join(names)
+        renames = renames_for(path, self._element_roles())
+        if renames:
+            from toolemu.cli.surface import rewrite
+
+            args = rewrite(args, renames)
+        return super().parse_args(ctx, args)
+
+    def _element_roles(self) -> list[tuple[str, str]]:
+        from toolemu.cli.options import ElementFlags
+
+        if not any(issubclass(group, ElementFlags) for group in self.groups):
+            return []
+        from toolemu.episode.element_spec import element_options
+
+        return [(flag, o.role) for o in element_options() if o.role is not None for flag in o.flags]
+
     def invoke(self, ctx: Any) -> Any:
         for group in self.groups:
             reader = group_command(group)

@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
+from toolemu.cli.options import takes
 from toolemu.cli.report import serve
+from toolemu.cli.run_options import CaseFlags, ToolkitFlags
 from toolemu.paths import DOCS_DIR
 
 
@@ -15,7 +17,9 @@ def wait_until_interrupted() -> None:
     threading.Event().wait()
 
 
+@takes(ToolkitFlags, CaseFlags)
 def docs(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option(help="Directory to write index.html (and openapi/) into.")] = DOCS_DIR,
     openapi: Annotated[
         bool, typer.Option("--openapi", help="Also write an OpenAPI 3.1 document per toolkit: openapi/<Toolkit>.json.")
@@ -24,21 +28,12 @@ def docs(
         bool, typer.Option("--serve", help="Serve the page on 127.0.0.1 and print its address; Ctrl-C stops.")
     ] = False,
     port: Annotated[int, typer.Option(help="Port for --serve on 127.0.0.1 (0: any free one).")] = 0,
-    toolkits_path: Annotated[
-        list[Path] | None,
-        typer.Option(help="Toolkit files or directories (default: the shipped benchmark; ToolEmu's work too)."),
-    ] = None,
-    input_path: Annotated[
-        list[Path] | None,
-        typer.Option(
-            help="Case files or directories (default: the shipped cases, unless --toolkits-path names other toolkits)."
-        ),
-    ] = None,
 ) -> None:
     """Write one self-contained, searchable HTML page documenting every toolkit, its tools and the cases using it."""
     from toolemu.docs import load_catalog, write_docs
 
-    result = write_docs(load_catalog(toolkits_path, input_path), out, openapi=openapi)
+    catalog = load_catalog(ToolkitFlags.of(ctx).toolkits_path, CaseFlags.of(ctx).input_path)
+    result = write_docs(catalog, out, openapi=openapi)
     catalog = result.catalog
     typer.echo(
         f"docs: {result.page} ({len(catalog.entries)} toolkits, {catalog.num_tools} tools, {catalog.num_cases} cases)"

@@ -7,8 +7,24 @@ import typer
 
 from toolemu.cli import limits, outcome
 from toolemu.cli.options import ModelFlags, takes
-from toolemu.cli.run import apply_common_flags, empty_shard_line, evaluation_stage, rejudge_stages, settings_for
-from toolemu.cli.run_options import BatchFlags, EvalFlags, first_evaluator, judge_temperatures, panel_models
+from toolemu.cli.run import (
+    apply_common_flags,
+    empty_shard_line,
+    evaluation_stage,
+    evaluator_of,
+    rejudge_stages,
+    settings_for,
+)
+from toolemu.cli.run_options import (
+    BatchFlags,
+    BudgetFlags,
+    EvalFlags,
+    EvaluatorModelFlags,
+    ToolkitFlags,
+    first_evaluator,
+    judge_temperatures,
+    panel_models,
+)
 from toolemu.errors import InputError
 
 _E = "Evaluate"
@@ -42,7 +58,7 @@ def _dump(dump: Path | None, input_path: Path | None) -> Path:
     return found
 
 
-@takes(EvalFlags, BatchFlags, ModelFlags)
+@takes(EvalFlags, ModelFlags, EvaluatorModelFlags, ToolkitFlags, BatchFlags, BudgetFlags)
 def evaluate(
     ctx: typer.Context,
     dump: Annotated[
@@ -102,10 +118,9 @@ def evaluate(
     limits.REJUDGE_SAMPLE.check(rejudge_sample)
     run = _dump(dump, input_path)
     scorers = chosen_scorers(evaluation.scorer, eval_type)
-    evaluator = evaluation.evaluator_model
+    evaluator, model = evaluator_of(ModelFlags.of(ctx), EvaluatorModelFlags.of(ctx))
     settings = settings_for(
-        ModelFlags.of(ctx),
-        batch.dry_run,
+        model,
         {"evaluator": first_evaluator(evaluator)},
         role_temperatures=judge_temperatures(evaluation),
     )
@@ -115,9 +130,9 @@ def evaluate(
         scorers=scorers,
         samples=num_replicates if num_replicates is not None else evaluation.num_eval_samples,
         batch_size=batch.batch_size,
-        toolkits=batch.toolkits_path,
+        toolkits=ToolkitFlags.of(ctx).toolkits_path,
         show_progress=not batch.no_progress,
-        judges=panel_models(evaluator, batch.dry_run),
+        judges=panel_models(evaluator, model.dry_run),
         rejudge=rejudge,
         rejudge_sample=rejudge_sample,
     )
@@ -129,5 +144,5 @@ def evaluate(
         typer.echo(summary.budget.line())
     if summary.unreadable:  # judged what it could; the lines that are not records are bad input
         raise InputError.from_lines(summary.unreadable)
-    outcome.finish([evaluation_stage(summary), *rejudge_stages(summary)], batch.fail_on_budget)
+    outcome.finish([evaluation_stage(summary), *rejudge_stages(summary)], BudgetFlags.of(ctx).fail_on_budget)
     return summary

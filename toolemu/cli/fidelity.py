@@ -7,29 +7,20 @@ from typing import Annotated
 import typer
 
 from toolemu.cli.options import ModelFlags, takes
-from toolemu.cli.run_options import BatchFlags
+from toolemu.cli.run_options import BatchFlags, BudgetFlags, EmulatorModelFlags, ToolkitFlags
 from toolemu.errors import InputError
 
 _F = "Fidelity"
 TYPES = ("std_thought", "adv_thought", "both")
 
 
-@takes(BatchFlags, ModelFlags)
+@takes(ModelFlags, EmulatorModelFlags, ToolkitFlags, BatchFlags, BudgetFlags)
 def fidelity(
     ctx: typer.Context,
     out: Annotated[
         Path,
         typer.Option(help="Folder for fidelity.json, fidelity.md and the probes' trajectories.", rich_help_panel=_F),
     ] = Path("dumps/fidelity"),
-    simulator_model: Annotated[
-        str | None,
-        typer.Option(
-            "--simulator-model",
-            "-sm",
-            help="The emulator to certify (default: --model).",
-            rich_help_panel=_F,
-        ),
-    ] = None,
     simulator_type: Annotated[
         str,
         typer.Option(
@@ -48,10 +39,6 @@ def fidelity(
     probes: Annotated[
         Path | None,
         typer.Option(help="A folder of probe files, <Toolkit>.json (default: the shipped probes).", rich_help_panel=_F),
-    ] = None,
-    judge_model: Annotated[
-        str | None,
-        typer.Option(help="The judge for read-backs no rule can decide (default: --model).", rich_help_panel=_F),
     ] = None,
     no_judge: Annotated[
         bool,
@@ -76,15 +63,16 @@ def fidelity(
     if simulator_type not in TYPES:
         message = f"expected one of {', '.join(TYPES)}, got {simulator_type!r}"
         raise InputError.single("command line", message, field="--simulator-type")
-    if no_judge and judge_model:
-        raise InputError.single("command line", "expected no --judge-model with --no-judge", field="--judge-model")
-    settings = settings_for(ModelFlags.of(ctx), batch.dry_run, {"emulator": simulator_model, "evaluator": judge_model})
+    model = ModelFlags.of(ctx)
+    if no_judge and "evaluator" in model.roles:
+        raise InputError.single("command line", "expected no --model evaluator=... with --no-judge", field="--model")
+    settings = settings_for(model, {"emulator": EmulatorModelFlags.of(ctx).simulator_model})
     run = certify_emulator(
         out,
         settings=settings,
         simulator_types=("std_thought", "adv_thought") if simulator_type == "both" else (simulator_type,),
         toolkits=toolkit,
-        toolkit_paths=batch.toolkits_path,
+        toolkit_paths=ToolkitFlags.of(ctx).toolkits_path,
         probes_dir=probes,
         judge=not no_judge,
         batch_size=batch.batch_size,
@@ -98,5 +86,5 @@ def fidelity(
     typer.echo(f"page: {run.out / PAGE_FILE}")
     stop = run.stop
     stage = outcome.Stage("probes", stop.stop_kind, stop.stop_reason, len(stop.not_run), run.episodes_in_error)
-    outcome.finish([stage], batch.fail_on_budget)
+    outcome.finish([stage], BudgetFlags.of(ctx).fail_on_budget)
     return run

@@ -16,6 +16,7 @@ import typer
 from toolemu.cli import limits
 from toolemu.cli.command import command, new_app
 from toolemu.cli.options import ModelFlags, ModelFlagsForSchema, takes
+from toolemu.cli.run_options import ToolkitFlags
 from toolemu.errors import InputError
 
 if TYPE_CHECKING:
@@ -28,10 +29,6 @@ generate_app = new_app("Generate toolkits and test cases with a model; every fil
 log = logging.getLogger("toolemu")
 
 Out = Annotated[Path | None, typer.Option("--out", help="Where to write.")]
-ToolkitPaths = Annotated[
-    list[Path] | None,
-    typer.Option("--toolkits", help="Toolkit files or directories (default: the shipped benchmark's toolkits)."),
-]
 ToolkitNames = Annotated[list[str] | None, typer.Option("--toolkit", help="A toolkit the case uses (repeat).")]
 Mode = Annotated[str, typer.Option(help="standard, or redteam: underspecified so a risky action is likely.")]
 Threat = Annotated[
@@ -167,10 +164,9 @@ def toolkits(
 
 
 @command(generate_app)
-@takes(ModelFlagsForSchema)
+@takes(ModelFlagsForSchema, ToolkitFlags)
 def cases(
     ctx: typer.Context,
-    toolkits: ToolkitPaths = None,
     toolkit: ToolkitNames = None,
     count: Annotated[
         int, typer.Option(help=f"Cases per toolkit (or per --toolkit set; {limits.CASES_PER_TOOLKIT.help}).")
@@ -189,7 +185,7 @@ def cases(
 
     limits.CASES_PER_TOOLKIT.check(count)
     check_options(mode, threat)
-    known = _load_toolkits(toolkits)
+    known = _load_toolkits(ToolkitFlags.of(ctx).toolkits_path)
     groups = [select_toolkits(toolkit, known)] if toolkit else [[k] for k in known.values()]
     hub = _hub(ModelFlagsForSchema.of(ctx), [case_schema(g, "redteam", threat) for g in groups])
     path = out or DEFAULT_DIR / "cases.json"
@@ -231,7 +227,7 @@ def _partial(instruction: str | None, partial: Path | None, toolkit: list[str] |
 
 
 @command(generate_app)
-@takes(ModelFlagsForSchema)
+@takes(ModelFlagsForSchema, ToolkitFlags)
 def complete(
     ctx: typer.Context,
     instruction: Annotated[str | None, typer.Argument(help="The user's instruction to the agent.")] = None,
@@ -240,7 +236,6 @@ def complete(
         Path | None,
         typer.Option(help="A partial case (JSON object): its keys are kept, the missing ones filled in."),
     ] = None,
-    toolkits: ToolkitPaths = None,
     mode: Mode = "standard",
     threat: Threat = None,
     out: Annotated[Path | None, typer.Option("--out", help="JSON file for the case.")] = None,
@@ -260,7 +255,7 @@ def complete(
 
     check_options(mode, threat)
     data = _partial(instruction, partial, toolkit)
-    known = _load_toolkits(toolkits)
+    known = _load_toolkits(ToolkitFlags.of(ctx).toolkits_path)
     group = select_toolkits(list(data["Toolkits"]), known)
     path = out or DEFAULT_DIR / "completed_cases.json"
     before = existing_cases(path, known) if append else []

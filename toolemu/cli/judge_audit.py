@@ -6,9 +6,9 @@ from typing import Annotated
 import typer
 
 from toolemu.cli import limits, outcome
-from toolemu.cli.options import ModelFlagsFixedTokens, takes
+from toolemu.cli.options import ModelFlagsFixedTokens, merge_role_models, takes
 from toolemu.cli.run import apply_common_flags, settings_for
-from toolemu.cli.run_options import BatchFlags
+from toolemu.cli.run_options import BatchFlags, BudgetFlags, EvaluatorModelFlags, ToolkitFlags
 from toolemu.cli.toolemu_names import model_string
 
 _A = "Judge audit"
@@ -26,7 +26,7 @@ def audited_models(evaluator_model: str | None, dry_run: bool) -> list[str]:
     return models
 
 
-@takes(BatchFlags, ModelFlagsFixedTokens)
+@takes(ModelFlagsFixedTokens, EvaluatorModelFlags, ToolkitFlags, BatchFlags, BudgetFlags)
 def judge_audit(
     ctx: typer.Context,
     run: Annotated[Path, typer.Argument(help="A judged run: a run directory, or a trajectory .jsonl file.")],
@@ -58,16 +58,6 @@ def judge_audit(
             rich_help_panel=_A,
         ),
     ] = False,
-    evaluator_model: Annotated[
-        str | None,
-        typer.Option(
-            help="The judges to audit (a,b,c: a panel, member by member; default: the run's, as recorded).",
-            rich_help_panel=_A,
-        ),
-    ] = None,
-    emulator_model: Annotated[
-        str | None, typer.Option(help="With --emulate: the emulator (default: the run's).", rich_help_panel=_A)
-    ] = None,
 ) -> object:
     """Plant known violations (a risky action executed, a wrong recipient or amount, a secret in the answer, a
     required confirmation removed, an injected instruction followed) in episodes the run's judges passed; have each
@@ -81,16 +71,20 @@ def judge_audit(
     limits.AUDIT_EPISODES.check(episodes)
     limits.AUDIT_MUTANTS.check(mutants)
     limits.BATCH_SIZE.check(batch.batch_size)
-    settings = settings_for(ModelFlagsFixedTokens.of(ctx), batch.dry_run, {"emulator": emulator_model})
+    given, model = ModelFlagsFixedTokens.of(ctx).take("evaluator")  # the judges are read here, not by the settings
+    judges = merge_role_models(
+        {"evaluator": given} if given else {}, {"evaluator": EvaluatorModelFlags.of(ctx).evaluator_model}
+    )
+    settings = settings_for(model, {})
     result = audit(
         run,
         settings=settings,
-        judges=audited_models(evaluator_model, batch.dry_run),
+        judges=audited_models(judges.get("evaluator"), model.dry_run),
         episodes=episodes,
         mutants_per_episode=mutants,
         kinds=kind,
         emulate=emulate,
-        toolkits=batch.toolkits_path,
+        toolkits=ToolkitFlags.of(ctx).toolkits_path,
         batch_size=batch.batch_size,
         show_progress=not batch.no_progress,
     )
@@ -98,5 +92,5 @@ def judge_audit(
         typer.echo(line)
     failed = sum(j.errors for j in result.judges)
     stage = outcome.Stage("judgements", result.stop_kind, result.stopped, result.not_run, failed)
-    outcome.finish([stage], batch.fail_on_budget)
+    outcome.finish([stage], BudgetFlags.of(ctx).fail_on_budget)
     return result

@@ -89,9 +89,9 @@ MAX_ITERATIONS = Bound("--max-iterations", 1_000, "agent steps per episode")
 # specs, with their options (toolemu.episode.features).
 # noise (toolemu.noise.setup keeps the same bounds for the library)
 NOISE_CASES = Bound("--cases", 1_000_000, "cases")
-NOISE_TRIALS = Bound("--trials", 100, "new agent trials per case", least=0)
+NOISE_TRIALS = Bound("--num-trials", 100, "new agent trials per case", least=0)
 NOISE_SEEDS = Bound("--seeds", 100, "new worlds per trial", least=0)
-NOISE_SAMPLES = Bound("--samples", 100, "judgements per trajectory")
+NOISE_SAMPLES = Bound("--num-eval-samples", 100, "judgements per trajectory")
 NOISE_RESAMPLES = Bound("--resamples", 10_000, "bootstrap resamples", least=0)
 # Which cases: past these the selection is a typo (the largest benchmarks hold a few thousand cases).
 TRUNC_NUM = Bound("--trunc-num", 1_000_000, "cases")

@@ -2,7 +2,6 @@
 
 import os
 import re
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,8 +10,9 @@ from toolemu.cli import limits, outcome
 from toolemu.cli.command import command, new_app
 from toolemu.cli.options import ElementFlags, ModelFlags, episode_options, takes
 from toolemu.cli.run import _choice, settings_for
+from toolemu.cli.run_options import BudgetFlags, CaseFlags, EmulatorModelFlags, EpisodeFlags, ToolkitFlags
 from toolemu.errors import InputError
-from toolemu.paths import DUMPS
+from toolemu.paths import DEFAULT_MAX_ITERATIONS, DUMPS
 
 mcp_app = new_app("Emulated toolkits over the Model Context Protocol (MCP), for agents outside ToolEmu.")
 
@@ -35,7 +35,7 @@ def _folder_name(name: str) -> str:
 
 
 @command(mcp_app, "serve")
-@takes(ModelFlags, ElementFlags)
+@takes(CaseFlags, EpisodeFlags, ToolkitFlags, ElementFlags, ModelFlags, EmulatorModelFlags, BudgetFlags)
 def serve(
     ctx: typer.Context,
     case: Annotated[
@@ -48,13 +48,6 @@ def serve(
             help="Without --case: a toolkit to serve, by name (repeatable; default: every one of --toolkits-path).",
             rich_help_panel=_S,
         ),
-    ] = None,
-    input_path: Annotated[
-        list[Path] | None,
-        typer.Option("--input-path", "-inp", help="Case files or directories (default: shipped).", rich_help_panel=_S),
-    ] = None,
-    toolkits_path: Annotated[
-        list[Path] | None, typer.Option(help="Toolkit files or directories.", rich_help_panel=_S)
     ] = None,
     http: Annotated[
         str | None,
@@ -92,37 +85,6 @@ def serve(
             rich_help_panel=_S,
         ),
     ] = False,
-    dump_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--dump-dir",
-            "-du",
-            help="Run folder (default: dumps/mcp/<case>); each session adds an episode.",
-            rich_help_panel=_S,
-        ),
-    ] = None,
-    simulator_type: Annotated[
-        str, typer.Option("--simulator-type", "-stp", help="adv_thought or std_thought.", rich_help_panel=_S)
-    ] = "adv_thought",
-    simulator_model: Annotated[
-        str | None,
-        typer.Option("--simulator-model", "-sm", help="Emulator's model (default: --model).", rich_help_panel=_S),
-    ] = None,
-    max_iterations: Annotated[
-        int,
-        typer.Option(
-            "--max-iterations",
-            "-mi",
-            help=f"Tool calls per episode ({limits.MAX_ITERATIONS.help}).",
-            rich_help_panel=_S,
-        ),
-    ] = 15,
-    dry_run: Annotated[
-        bool, typer.Option(help="--model mock for every role: no model at all.", rich_help_panel=_S)
-    ] = False,
-    fail_on_budget: Annotated[
-        bool, typer.Option(help="Exit 3 when a budget stops the server.", rich_help_panel=_S)
-    ] = False,
 ) -> None:
     """Serve a case's toolkits (or any toolkits) as an MCP server: every tool with its JSON schema, the user's
     instruction as a prompt, and a final_answer tool. Each session is one episode, emulated, added to a run folder
@@ -136,7 +98,9 @@ def serve(
     from toolemu.specs import load_benchmark
     from toolemu.specs.load import Benchmark
 
-    _choice(simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    episode, toolkits_path = EpisodeFlags.of(ctx), ToolkitFlags.of(ctx).toolkits_path
+    simulator_type = _choice(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    max_iterations = DEFAULT_MAX_ITERATIONS if episode.max_iterations is None else episode.max_iterations
     limits.MAX_ITERATIONS.check(max_iterations)  # run.json's RunConfig refuses past it too
     if case is not None and toolkit:
         raise InputError.single("command line", "expected --case or --toolkit, not both", field="--toolkit")
@@ -155,14 +119,14 @@ def serve(
     elements, role_models = episode_options(ctx)
     spec = EpisodeSpec(simulator_type=simulator_type, max_iterations=max_iterations, elements=elements)
     if case is not None or (not toolkit and not toolkits_path):
-        bench = api.load_cases(input_path, toolkits_path)
+        bench = api.load_cases(CaseFlags.of(ctx).input_path, toolkits_path)
     else:
         from toolemu.paths import DEFAULT_TOOLKITS
 
         bench = Benchmark(toolkits=load_benchmark(list(toolkits_path or [DEFAULT_TOOLKITS])).toolkits)
-    role_models = {**role_models, "emulator": simulator_model}
-    hub = build_hub(settings_for(ModelFlags.of(ctx), dry_run, role_models), spec.roles(played=["agent"]))
-    folder = dump_dir or DUMPS / "mcp" / _folder_name(case or "+".join(toolkit or []) or "toolkits")
+    role_models = {**role_models, "emulator": EmulatorModelFlags.of(ctx).simulator_model}
+    hub = build_hub(settings_for(ModelFlags.of(ctx), role_models), spec.roles(played=["agent"]))
+    folder = episode.dump_dir or DUMPS / "mcp" / _folder_name(case or "+".join(toolkit or []) or "toolkits")
 
     def announce(url: str, given: str) -> None:
         typer.echo(f"url: {url}")
@@ -194,6 +158,7 @@ def serve(
     if result.stop_kind == "access":
         raise InputError.single("model", f"{result.stop_reason}; the server stopped{' (' + cut + ')' if cut else ''}")
     if result.stop_kind == "budget":
+        fail_on_budget = BudgetFlags.of(ctx).fail_on_budget
         then = "exit 3 (--fail-on-budget)" if fail_on_budget else "exit 0; --fail-on-budget makes it exit 3"
         typer.echo(f"budget: {result.stop_reason}: the server stopped{'; ' + cut if cut else ''} ({then})")
         if fail_on_budget:

@@ -8,12 +8,19 @@ import typer
 from toolemu.cli import limits
 from toolemu.cli.options import ModelFlags, takes
 from toolemu.cli.run import apply_common_flags, settings_for
-from toolemu.cli.run_options import BatchFlags
+from toolemu.cli.run_options import (
+    AgentModelFlags,
+    BatchFlags,
+    BudgetFlags,
+    EmulatorModelFlags,
+    EvaluatorModelFlags,
+    ToolkitFlags,
+)
 
 _N = "Noise"
 
 
-@takes(BatchFlags, ModelFlags)
+@takes(ModelFlags, AgentModelFlags, EmulatorModelFlags, EvaluatorModelFlags, ToolkitFlags, BatchFlags, BudgetFlags)
 def noise(
     ctx: typer.Context,
     run: Annotated[Path, typer.Argument(help="A judged run: a run directory, or a trajectory .jsonl file.")],
@@ -27,7 +34,9 @@ def noise(
     ] = None,
     trials: Annotated[
         int,
-        typer.Option(help=f"New agent trials per case ({limits.NOISE_TRIALS.help}).", rich_help_panel=_N),
+        typer.Option(
+            "--num-trials", help=f"New agent trials per case ({limits.NOISE_TRIALS.help}).", rich_help_panel=_N
+        ),
     ] = 2,
     seeds: Annotated[
         int,
@@ -40,7 +49,9 @@ def noise(
     samples: Annotated[
         int,
         typer.Option(
-            help=f"Judgements per trajectory, the first included ({limits.NOISE_SAMPLES.help}).", rich_help_panel=_N
+            "--num-eval-samples",
+            help=f"Judgements per trajectory, the first included ({limits.NOISE_SAMPLES.help}).",
+            rich_help_panel=_N,
         ),
     ] = 2,
     resamples: Annotated[
@@ -54,15 +65,6 @@ def noise(
     emulator_temperature: Annotated[
         float | None,
         typer.Option(help="The new worlds' emulator temperature, 0 to 2 (default: the run's).", rich_help_panel=_N),
-    ] = None,
-    agent_model: Annotated[
-        str | None, typer.Option(help="The agent (default: the run's, as recorded).", rich_help_panel=_N)
-    ] = None,
-    emulator_model: Annotated[
-        str | None, typer.Option(help="The emulator (default: the run's, as recorded).", rich_help_panel=_N)
-    ] = None,
-    evaluator_model: Annotated[
-        str | None, typer.Option(help="The judge (default: the run's, as recorded).", rich_help_panel=_N)
     ] = None,
     agent: Annotated[
         str | None,
@@ -91,8 +93,11 @@ def noise(
     limits.BATCH_SIZE.check(batch.batch_size)
     settings = settings_for(
         ModelFlags.of(ctx),
-        batch.dry_run,
-        {"agent": agent_model, "evaluator": evaluator_model, "emulator": emulator_model},
+        {
+            "emulator": EmulatorModelFlags.of(ctx).simulator_model,
+            "agent": AgentModelFlags.of(ctx).agent_model,
+            "evaluator": EvaluatorModelFlags.of(ctx).evaluator_model,
+        },
     )
     summary = measure_noise(
         run,
@@ -104,7 +109,7 @@ def noise(
         resamples=resamples,
         emulator_temperature=emulator_temperature,
         out=out,
-        toolkits=batch.toolkits_path,
+        toolkits=ToolkitFlags.of(ctx).toolkits_path,
         agent=agent,
         batch_size=batch.batch_size,
         show_progress=not batch.no_progress,
@@ -113,6 +118,6 @@ def noise(
         typer.echo(line)
     typer.echo(f"summary: {Path(summary.out) / 'noise.json'}")
     # A stop (Ctrl-C, SIGTERM, a budget, a refused key) exits as `toolemu run` does; the split is over what was done.
-    finish([Stage("re-runs or judgements", summary.stop_kind, summary.stop_reason, summary.not_run, 0)],
-           batch.fail_on_budget)  # fmt: skip
+    stage = Stage("re-runs or judgements", summary.stop_kind, summary.stop_reason, summary.not_run, 0)
+    finish([stage], BudgetFlags.of(ctx).fail_on_budget)
     return summary

@@ -25,6 +25,7 @@ The pattern, for a new shared option or a new group:
 
 import dataclasses
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,13 +45,16 @@ if TYPE_CHECKING:
 
 _M = "Model"
 Model = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         "--model",
-        help="Model for every role: openai:<m>, anthropic:<m>, vllm:<hf-id-or-path>[+<lora>], local, local:<file.gguf>",
-        rich_help_panel=_M,
+        metavar="[ROLE=]MODEL",
+        help="The model of every role, or with ROLE= of one role (repeatable; roles: agent, emulator, evaluator, "
+        "user, reviewer, monitor, realism, generator): openai:<m>, anthropic:<m>, vllm:<hf-id-or-path>[+<lora>], "
+        "local, local:<file.gguf>.",
     ),
 ]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="--model mock for every role: no model at all.")]
 Temperature = Annotated[float, typer.Option(help="Sampling temperature.", rich_help_panel=_M)]
 MaxTokens = Annotated[
     int, typer.Option(help=f"Max tokens per reply (at most {limits.MAX_TOKENS.most:,}).", rich_help_panel=_M)
@@ -210,9 +214,11 @@ def groups_of(fn: Callable[..., Any]) -> tuple[type[OptionGroup], ...]:
 
 @dataclass(frozen=True)
 class ModelFlags(OptionGroup):
-    """The model options (panels "Model" and "vLLM server"); an unset max tokens means each backend's default."""
+    """The model options (--model and --dry-run among the common options, the rest in the panels "Model" and "vLLM
+    server"); an unset max tokens means each backend's default."""
 
     model: Model = None
+    dry_run: DryRun = False
     temperature: Temperature = 0.0
     seed: Seed = None
     base_url: BaseUrl = None
@@ -234,10 +240,98 @@ class ModelFlags(OptionGroup):
     vllm_log_dir: VllmLogDir = None
     max_tokens: MaxTokensBackend = None
 
-    def settings(self, **extra: Any) -> "LLMSettings":
-        """The checked model settings (`extra`: fields the command adds, such as role_models); a bad value is one
-        clear error line naming its flag."""
-        return llm_settings(**self.values(), **extra)
+    @functools.cached_property
+    def _split(self) -> tuple[str | None, dict[str, str]]:
+        return split_models(self.model or [])
+
+    @property
+    def default_model(self) -> str | None:
+        """The model of every role (a --model without ROLE=)."""
+        return self._split[0]
+
+    @property
+    def roles(self) -> dict[str, str]:
+        """The models of single roles (--model ROLE=MODEL)."""
+        return dict(self._split[1])
+
+    def take(self, role: str) -> tuple[str | None, "ModelFlags"]:
+        """The model --model ROLE=... gives `role`, and these flags without it (for a command that reads it itself:
+        a judge panel)."""
+        found = self.roles.get(role)
+        rest = [m for m in self.model or [] if ROLE_MODEL.fullmatch(m) is None or m.split("=", 1)[0] != role]
+        return found, dataclasses.replace(self, model=rest or None)
+
+    def settings(self, role_models: dict[str, str | None] | None = None, **extra: Any) -> "LLMSettings":
+        """The checked model settings: --dry-run is the mock model for every role; `role_models` are the models
+        that a role's own flag names (--agent-model M), merged with --model ROLE=M; `extra`: other fields the
+        command adds. A bad value is one clear error line naming its flag."""
+        from toolemu.llm.dryrun import DRY_RUN_MODEL
+
+        values = self.values()
+        del values["dry_run"]
+        if self.dry_run:
+            values["model"] = DRY_RUN_MODEL
+            return llm_settings(**values, **extra)
+        values["model"] = self.default_model
+        named = merge_role_models(self.roles, role_models or {})
+        return llm_settings(**values, **({"role_models": named} if named else {}), **extra)
+
+
+# A --model value that names a role: ROLE=MODEL (a role is a word; a model string never starts with one and '=').
+ROLE_MODEL = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)=(.*)", re.DOTALL)
+
+
+def known_roles() -> tuple[str, ...]:
+    """Every role a model can be given to: the model layer's and each registered element's."""
+    from toolemu.episode.element_spec import element_options
+    from toolemu.llm.options import ROLES
+
+    return tuple(dict.fromkeys([*ROLES, *(o.role for o in element_options() if o.role is not None)]))
+
+
+def split_models(values: list[str]) -> tuple[str | None, dict[str, str]]:
+    """--model values as (the model of every role, {role: model}); a bad ROLE, an empty side of '=', two plain
+    models or two models for one role are one line naming --model."""
+    default: str | None = None
+    roles: dict[str, str] = {}
+    for value in values:
+        found = ROLE_MODEL.fullmatch(value)
+        if found is None:
+            if value.startswith("="):
+                raise _model_error("expected ROLE=MODEL with a role before '=', got '=...'")
+            if default is not None:
+                raise _model_error(
+                    "expected ROLE=MODEL for a second --model: one plain --model is every role's model, each "
+                    f"other names its role ({', '.join(known_roles())})"
+                )
+            default = value
+            continue
+        role, model = found[1], found[2]
+        if role not in known_roles():
+            raise _model_error(f"expected a role ({', '.join(known_roles())}) before '=', got {role[:40]!r}")
+        if not model.strip():
+            raise _model_error(f"expected a model after '{role}='")
+        if roles.get(role, model) != model:
+            raise _model_error(f"expected one model for the {role} role, got two")
+        roles[role] = model
+    return default, roles
+
+
+def merge_role_models(given: dict[str, str], flags: dict[str, str | None]) -> dict[str, str]:
+    """--model ROLE=M merged with the models a role's own flag (--agent-model M) names; two for one role are one
+    line naming --model."""
+    merged = dict(given)
+    for role, model in flags.items():
+        if not model:
+            continue
+        if merged.get(role, model) != model:
+            raise _model_error(f"expected one model for the {role} role: --model {role}=... and its own flag name two")
+        merged[role] = model
+    return merged
+
+
+def _model_error(message: str) -> InputError:
+    return InputError.single("command line", message, field="--model")
 
 
 @dataclass(frozen=True)
@@ -256,19 +350,53 @@ class ElementFlags(OptionGroup):
 def _element_group(options: tuple["Option", ...]) -> type[ElementFlags]:
     fields = []
     for o in options:
+        if o.role is not None:  # a role's model is --model ROLE=MODEL; its own flag is an old spelling (surface)
+            continue
         kind: Any = list[str] | None if o.kind is list else (o.kind if o.default is not None else o.kind | None)
         option = typer.Option(*o.flags, help=o.text, rich_help_panel=o.panel)
         fields.append((o.key, Annotated[kind, option], dataclasses.field(default=o.default)))
     return dataclasses.make_dataclass("ElementFlags", fields, bases=(ElementFlags,), frozen=True)
 
 
-def episode_options(ctx: typer.Context) -> tuple[tuple["ElementSpec", ...], dict[str, str]]:
-    """The elements the command's element options ask for (each count within its bound, each contradiction one line
-    naming its flag), and the models they give their roles (--user-model M)."""
-    from toolemu.episode.element_spec import elements_from_options, role_models
+def element_values(ctx: typer.Context) -> dict[str, Any]:
+    """The element options' values, each role's model among them as --model ROLE=MODEL gives it (--model user=M:
+    the user's model is M, which turns the user on)."""
+    from toolemu.episode.element_spec import element_options
 
     values = ElementFlags.of(ctx).values()
-    return elements_from_options(values), role_models(values)
+    roles = ModelFlags.of(ctx).roles
+    for o in element_options():
+        if o.role is not None:
+            values[o.key] = roles.get(o.role)
+    return values
+
+
+def episode_options(ctx: typer.Context) -> tuple[tuple["ElementSpec", ...], dict[str, str]]:
+    """The elements the command's element options ask for (each count within its bound, each contradiction one line
+    naming its flag), and the models they give their roles (--model user=M)."""
+    from toolemu.episode.element_spec import role_models
+
+    values = element_values(ctx)
+    return elements(values), role_models(values)
+
+
+def elements(values: dict[str, Any]) -> tuple["ElementSpec", ...]:
+    """The elements `values` ask for; a contradiction an element finds in a role's model names it as it is given,
+    --model ROLE=M (an element spec names its own option)."""
+    from toolemu.episode.element_spec import element_options, elements_from_options
+    from toolemu.errors import Problem
+
+    try:
+        return elements_from_options(values)
+    except InputError as exc:
+        named = {o.flag: f"--model {o.role}=" for o in element_options() if o.role is not None}
+        problems = []
+        for p in exc.problems:
+            message = p.message
+            for flag, new in named.items():
+                message = re.sub(f"{re.escape(flag)}(?![\\w-])", new + "M", message)
+            problems.append(Problem(p.file, message, p.item, named.get(p.field or "", p.field)))
+        raise InputError(problems) from None
 
 
 GenerateDryRun = Annotated[
@@ -276,7 +404,6 @@ GenerateDryRun = Annotated[
     typer.Option(
         "--dry-run",
         help="--model mock: no model at all; placeholder names and texts that pass validation.",
-        rich_help_panel=_M,
     ),
 ]
 
@@ -284,18 +411,10 @@ GenerateDryRun = Annotated[
 @dataclass(frozen=True)
 class ModelFlagsForSchema(ModelFlags):
     """The model options where an unset max tokens means enough for the command's reply schema (generate), and
-    --dry-run, the mock model in place of any other (as `toolemu run --dry-run`)."""
+    --dry-run makes placeholders that pass validation."""
 
     max_tokens: MaxTokensAuto = None
     dry_run: GenerateDryRun = False
-
-    def settings(self, **extra: Any) -> "LLMSettings":
-        from toolemu.llm.dryrun import DRY_RUN_MODEL
-
-        values = self.values()
-        if values.pop("dry_run"):
-            values["model"] = DRY_RUN_MODEL
-        return llm_settings(**values, **extra)
 
 
 @dataclass(frozen=True)
@@ -306,7 +425,6 @@ class ModelFlagsFixedTokens(ModelFlags):
 
 
 # The flags whose names are not their field's: role_models.<role> and role_temperatures.<role>.
-_ROLE_MODEL_FLAGS = {"emulator": "--simulator-model"}
 
 
 def _flag_of(loc: tuple[Any, ...]) -> str | None:
@@ -314,7 +432,7 @@ def _flag_of(loc: tuple[Any, ...]) -> str | None:
     if not names:
         return None
     if names[0] == "role_models" and len(names) > 1:
-        return _ROLE_MODEL_FLAGS.get(names[1], f"--{names[1]}-model")
+        return f"--model {names[1]}="
     if names[0] == "role_temperatures" and len(names) > 1:
         return f"--{names[1]}-temperature"
     if names[0] == "vllm" and names[1:] == ["args"]:

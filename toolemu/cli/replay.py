@@ -47,7 +47,7 @@ def replay(
     run: Annotated[Path, typer.Argument(help="A run directory, or a trajectory .jsonl file.")],
     case: Annotated[str, typer.Option("--case", help="The case's name.")],
     trial: Annotated[int | None, typer.Option(help="The trial (default: the first one recorded).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only say whether it reproduced.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Only say whether it reproduced.")] = False,
 ) -> object:
     """Replay one finished episode with its recorded agent turns and recorded observations (each looked up by its
     prefix key, as --replay would), and check that it reproduces the trajectory; exit 1 and list what differs if not."""

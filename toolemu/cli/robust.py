@@ -8,12 +8,27 @@ import typer
 from toolemu.cli import limits
 from toolemu.cli.options import ModelFlagsFixedTokens, takes
 from toolemu.cli.run import apply_common_flags, settings_for
-from toolemu.cli.run_options import BatchFlags
+from toolemu.cli.run_options import (
+    AgentModelFlags,
+    BatchFlags,
+    BudgetFlags,
+    EmulatorModelFlags,
+    EvaluatorModelFlags,
+    ToolkitFlags,
+)
 
 _R = "Robust"
 
 
-@takes(BatchFlags, ModelFlagsFixedTokens)
+@takes(
+    ModelFlagsFixedTokens,
+    AgentModelFlags,
+    EmulatorModelFlags,
+    EvaluatorModelFlags,
+    ToolkitFlags,
+    BatchFlags,
+    BudgetFlags,
+)
 def robust(
     ctx: typer.Context,
     run: Annotated[Path, typer.Argument(help="A judged run: a run directory, or a trajectory .jsonl file.")],
@@ -23,10 +38,6 @@ def robust(
             "--seeds", help=f"Re-runs per failure, each in a new world ({limits.SEEDS.help}).", rich_help_panel=_R
         ),
     ] = 3,
-    emulator_model: Annotated[
-        str | None,
-        typer.Option(help="The re-runs' emulator (default: the run's).", rich_help_panel=_R),
-    ] = None,
     emulator_temperature: Annotated[
         float | None,
         typer.Option(
@@ -34,12 +45,6 @@ def robust(
             "draws a new world).",
             rich_help_panel=_R,
         ),
-    ] = None,
-    agent_model: Annotated[
-        str | None, typer.Option(help="The agent (default: the run's, as recorded).", rich_help_panel=_R)
-    ] = None,
-    evaluator_model: Annotated[
-        str | None, typer.Option(help="The judge (default: the run's, as recorded).", rich_help_panel=_R)
     ] = None,
     agent: Annotated[
         str | None,
@@ -66,8 +71,11 @@ def robust(
     limits.BATCH_SIZE.check(batch.batch_size)
     settings = settings_for(
         ModelFlagsFixedTokens.of(ctx),
-        batch.dry_run,
-        {"agent": agent_model, "evaluator": evaluator_model, "emulator": emulator_model},
+        {
+            "emulator": EmulatorModelFlags.of(ctx).simulator_model,
+            "agent": AgentModelFlags.of(ctx).agent_model,
+            "evaluator": EvaluatorModelFlags.of(ctx).evaluator_model,
+        },
     )
     summary = robust_failures(
         run,
@@ -75,7 +83,7 @@ def robust(
         seeds=seeds,
         emulator_temperature=emulator_temperature,
         out=out,
-        toolkits=batch.toolkits_path,
+        toolkits=ToolkitFlags.of(ctx).toolkits_path,
         agent=agent,
         batch_size=batch.batch_size,
         show_progress=not batch.no_progress,

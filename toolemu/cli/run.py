@@ -12,10 +12,18 @@ from toolemu.cli import limits, outcome
 from toolemu.cli.estimate import estimate_step, stdin_is_terminal
 from toolemu.cli.options import ElementFlags, ModelFlags, episode_options, flag_error, takes
 from toolemu.cli.run_options import (
+    AgentFlags,
+    AgentModelFlags,
     BatchFlags,
+    BudgetFlags,
+    CaseFlags,
+    EmulatorModelFlags,
+    EpisodeFlags,
     EstimateFlags,
     EvalFlags,
+    EvaluatorModelFlags,
     RunFlags,
+    ToolkitFlags,
     first_evaluator,
     judge_temperatures,
     panel_models,
@@ -26,7 +34,6 @@ from toolemu.paths import DEFAULT_MAX_ITERATIONS, DUMPS, SMOKE_CASES, SMOKE_MAX_
 from toolemu.prompts.agent import AGENT_TYPES
 
 if TYPE_CHECKING:
-    from toolemu.episode.element_spec import ElementSpec
     from toolemu.llm import LLMSettings
     from toolemu.runner import RunConfig, RunSummary
     from toolemu.scorers import EvalSummary
@@ -75,19 +82,26 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "model"
 
 
-def settings_for(
-    model: ModelFlags, dry_run: bool, role_models: dict[str, str | None], **extra: object
-) -> "LLMSettings":
-    """The command's model settings. --dry-run is --model mock for every role. ToolEmu's bare model names
+def settings_for(model: ModelFlags, role_models: dict[str, str | None], **extra: object) -> "LLMSettings":
+    """The command's model settings: --model (ROLE=MODEL too) with the models a role's own flag names
+    (`role_models`: --agent-model M). --dry-run is --model mock for every role. ToolEmu's bare model names
     (gpt-4o-mini) are read as model strings (openai:gpt-4o-mini)."""
-    from toolemu.llm.dryrun import DRY_RUN_MODEL
-
+    if model.dry_run:
+        return model.settings(**extra)  # type: ignore[arg-type]
     named = {role: model_string(m) for role, m in role_models.items() if m}
-    if dry_run:
-        return dataclasses.replace(model, model=DRY_RUN_MODEL).settings(**extra)
-    if model.model:
-        model = dataclasses.replace(model, model=model_string(model.model))
-    return model.settings(role_models=named, **extra)
+    roles = [f"{role}={model_string(m)}" for role, m in model.roles.items()]
+    plain = [model_string(model.default_model)] if model.default_model else []
+    return dataclasses.replace(model, model=[*plain, *roles] or None).settings(named, **extra)  # type: ignore[arg-type]
+
+
+def evaluator_of(model: ModelFlags, evaluation: EvaluatorModelFlags) -> tuple[str | None, ModelFlags]:
+    """The judge or judges (a,b,c: a panel) that --evaluator-model or --model evaluator=... names, and the model
+    flags without the latter."""
+    from toolemu.cli.options import merge_role_models
+
+    given, rest = model.take("evaluator")
+    judges = merge_role_models({"evaluator": given} if given else {}, {"evaluator": evaluation.evaluator_model})
+    return judges.get("evaluator"), rest
 
 
 def _case_names(value: str | None) -> list[str] | None:
@@ -100,16 +114,14 @@ def _case_names(value: str | None) -> list[str] | None:
 
 
 def plan_emulation(
-    run: RunFlags,
-    batch: BatchFlags,
-    model: ModelFlags,
-    episode: tuple[tuple["ElementSpec", ...], dict[str, str]] = ((), {}),
+    ctx: typer.Context,
     evaluator_model: str | None = None,
     evaluator_temperatures: dict[str, float] | None = None,
+    model: ModelFlags | None = None,
 ) -> tuple["LLMSettings", "RunConfig", Path, bool]:
-    """Check the emulation flags and work out settings, config and run directory (the smoke set when nothing
-    is named and no key is set). `episode`: the elements and role models the element options ask for
-    (`episode_options`). Every value is checked here, before any work starts."""
+    """Check the emulation flags (RunFlags, AgentFlags, EpisodeFlags, CaseFlags, ElementFlags, BatchFlags and
+    ModelFlags: `model` in place of the latter's) and work out settings, config and run directory (the smoke set
+    when nothing is named and no key is set). Every value is checked here, before any work starts."""
     from pydantic import ValidationError
 
     from toolemu.agents.agent import AGENT_FORMATS
@@ -117,36 +129,42 @@ def plan_emulation(
     from toolemu.llm.options import default_model_string
     from toolemu.runner import RunConfig
 
+    run, agent, episode, batch = RunFlags.of(ctx), AgentFlags.of(ctx), EpisodeFlags.of(ctx), BatchFlags.of(ctx)
+    model = model or ModelFlags.of(ctx)
     apply_common_flags(batch)
     limits.NUM_TRIALS.check(run.num_trials)
     limits.BATCH_SIZE.check(batch.batch_size)
-    limits.MAX_ITERATIONS.check(run.max_iterations)
+    limits.MAX_ITERATIONS.check(episode.max_iterations)
     limits.TRUNC_NUM.check(run.trunc_num)
     limits.START_INDEX.check(run.start_index)
     limits.AGENT_TIMEOUT.check(run.agent_timeout)
-    if run.quit:
-        run = dataclasses.replace(run, agent_type="quit")
-    _choice(run.agent_type, AGENT_TYPES, "--agent-type")
-    _choice(run.agent_format, AGENT_FORMATS, "--agent-format")
-    _choice(run.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    agent_type = "quit" if agent.quit else _choice(agent.agent_type or "naive", AGENT_TYPES, "--agent-type")
+    agent_format = _choice(agent.agent_format or "auto", AGENT_FORMATS, "--agent-format")
+    _choice(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
     shard_of = _shard(run.shard)
-    elements, element_models = episode
-    role_models = {"agent": run.agent_model, "emulator": run.simulator_model, **element_models}
-    temperatures = {"agent": run.agent_temperature} if run.agent_temperature is not None else {}
+    elements, element_models = episode_options(ctx)
+    role_models = {
+        "agent": AgentModelFlags.of(ctx).agent_model,
+        "emulator": EmulatorModelFlags.of(ctx).simulator_model,
+        **element_models,
+    }
+    temperatures = {"agent": agent.agent_temperature} if agent.agent_temperature is not None else {}
     temperatures |= evaluator_temperatures or {}
     judged_by = {"evaluator": evaluator_model} if evaluator_model else {}
-    settings = settings_for(model, batch.dry_run, role_models | judged_by, role_temperatures=temperatures)
+    settings = settings_for(model, role_models | judged_by, role_temperatures=temperatures)
     names = _case_names(run.case_names)
     start_index, trunc_num = run.start_index, run.trunc_num
     if (index_range := _index_range(run.task_index_range)) is not None:
         start_index, trunc_num = index_range[0], index_range[1] - index_range[0]
-    max_iterations = run.max_iterations
+    max_iterations = episode.max_iterations
     smoke = (
-        not batch.dry_run
-        and not model.model
+        not model.dry_run
+        and not model.default_model
+        and not model.roles
         and not any(role_models.values())
+        and not evaluator_model
         and default_model_string() == "local"
-        and not (run.input_path or names or trunc_num)
+        and not (CaseFlags.of(ctx).input_path or names or trunc_num)
     )
     if smoke:
         names = SMOKE_CASES
@@ -154,9 +172,9 @@ def plan_emulation(
         log.info("smoke run: %d cases, at most %d steps each", len(names), max_iterations)
     try:
         config = RunConfig(
-            agent_type=run.agent_type,
-            agent_format=run.agent_format,
-            simulator_type=run.simulator_type,
+            agent_type=agent_type,
+            agent_format=agent_format,
+            simulator_type=episode.simulator_type,
             num_trials=run.num_trials,
             max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
             batch_size=batch.batch_size,
@@ -170,10 +188,10 @@ def plan_emulation(
         )
     except ValidationError as exc:
         raise flag_error(exc) from None
-    dump_dir = run.dump_dir
+    dump_dir = episode.dump_dir
     if dump_dir is None:
-        tag = "dry-run" if batch.dry_run else ("smoke_" if smoke else "") + _slug(settings.options_for("agent").model)
-        dump_dir = DUMPS / f"{tag}_{run.agent_type}_{run.simulator_type}"
+        tag = "dry-run" if model.dry_run else ("smoke_" if smoke else "") + _slug(settings.options_for("agent").model)
+        dump_dir = DUMPS / f"{tag}_{agent_type}_{episode.simulator_type}"
         if shard_of is not None:
             dump_dir = dump_dir.with_name(f"{dump_dir.name}_shard-{shard_of[0]}-of-{shard_of[1]}")
     if run.output_file_suffix:
@@ -253,33 +271,43 @@ def _check_scorers(evaluation: EvalFlags) -> list[str]:
     return names
 
 
-@takes(RunFlags, ElementFlags, BatchFlags, ModelFlags, EstimateFlags)
+# The groups of a command that plays episodes of cases, in the order of its --help after its own options.
+EPISODES = (CaseFlags, EpisodeFlags, ToolkitFlags, AgentFlags, ElementFlags, ModelFlags, AgentModelFlags)
+EPISODES += (EmulatorModelFlags,)
+
+
+@takes(*EPISODES, RunFlags, BatchFlags, BudgetFlags, EstimateFlags)
 def emulate(ctx: typer.Context) -> object:
     """Run agents against emulated toolkits and write one trajectory per (case, trial)."""
     from toolemu import api
     from toolemu.episode.spec import EpisodeSpec
 
-    run, batch = RunFlags.of(ctx), BatchFlags.of(ctx)
-    settings, config, dump_dir, _ = plan_emulation(run, batch, ModelFlags.of(ctx), episode_options(ctx))
-    estimate_step(EstimateFlags.of(ctx), settings, config, dump_dir, run.input_path, batch.toolkits_path)
+    run, cases, toolkits = RunFlags.of(ctx), CaseFlags.of(ctx), ToolkitFlags.of(ctx)
+    settings, config, dump_dir, _ = plan_emulation(ctx)
+    estimate_step(EstimateFlags.of(ctx), settings, config, dump_dir, cases.input_path, toolkits.toolkits_path)
     confirm_paid(settings, EpisodeSpec.of(config).roles(), run.auto)
     summary = api.emulate(
         dump_dir=dump_dir,
         settings=settings,
         config=config,
-        cases=run.input_path,
-        toolkits=batch.toolkits_path,
+        cases=cases.input_path,
+        toolkits=toolkits.toolkits_path,
         agent=agent_of(run),
-        show_progress=not batch.no_progress,
+        show_progress=not BatchFlags.of(ctx).no_progress,
     )
     print_emulation(summary)
     if summary.budget is not None:
         typer.echo(summary.budget.line())
-    outcome.finish([emulation_stage(summary)], batch.fail_on_budget)
+    outcome.finish([emulation_stage(summary)], BudgetFlags.of(ctx).fail_on_budget)
     return summary
 
 
-@takes(RunFlags, ElementFlags, BatchFlags, EvalFlags, ModelFlags, EstimateFlags)
+# run's --help: the common options, then the cases, the agent, the judges and the episode's elements first.
+_RUN = (CaseFlags, EpisodeFlags, ToolkitFlags, RunFlags, AgentFlags, EvalFlags, ElementFlags, ModelFlags)
+_ROLE_ALIASES = (AgentModelFlags, EmulatorModelFlags, EvaluatorModelFlags)
+
+
+@takes(*_RUN, *_ROLE_ALIASES, BatchFlags, BudgetFlags, EstimateFlags)
 def run(
     ctx: typer.Context,
     evaluate: Annotated[
@@ -293,25 +321,25 @@ def run(
     from toolemu.reporting import print_summary
     from toolemu.scorers.panel import with_panel
 
-    flags, batch, evaluation = RunFlags.of(ctx), BatchFlags.of(ctx), EvalFlags.of(ctx)
+    flags, evaluation, cases = RunFlags.of(ctx), EvalFlags.of(ctx), CaseFlags.of(ctx)
+    toolkits = ToolkitFlags.of(ctx).toolkits_path
     scorers = _check_scorers(evaluation)
+    evaluator, model = evaluator_of(ModelFlags.of(ctx), EvaluatorModelFlags.of(ctx))
     settings, config, dump_dir, _ = plan_emulation(
-        flags,
-        batch,
-        ModelFlags.of(ctx),
-        episode_options(ctx),
-        evaluator_model=first_evaluator(evaluation.evaluator_model),
+        ctx,
+        evaluator_model=first_evaluator(evaluator),
         evaluator_temperatures=judge_temperatures(evaluation),
+        model=model,
     )
-    judges = panel_models(evaluation.evaluator_model, batch.dry_run)
+    judges = panel_models(evaluator, model.dry_run)
     panel_settings, panel = with_panel(settings, judges)
     estimate_step(
         EstimateFlags.of(ctx),
         settings,
         config,
         dump_dir,
-        flags.input_path,
-        batch.toolkits_path,
+        cases.input_path,
+        toolkits,
         scorers if evaluate else (),
         evaluation.num_eval_samples,
         judges,
@@ -321,13 +349,13 @@ def run(
         dump_dir=dump_dir,
         settings=settings,
         config=config,
-        cases=flags.input_path,
-        toolkits=batch.toolkits_path,
+        cases=cases.input_path,
+        toolkits=toolkits,
         agent=agent_of(flags),
         scorers=scorers,
         samples=evaluation.num_eval_samples,
         evaluate_after=evaluate,
-        show_progress=not batch.no_progress,
+        show_progress=not BatchFlags.of(ctx).no_progress,
         judges=judges,
     )
     print_emulation(result.emulation)
@@ -347,5 +375,5 @@ def run(
         typer.echo(result.budget.line())
     if result.evaluation is not None and result.evaluation.unreadable:
         raise InputError.from_lines(result.evaluation.unreadable)
-    outcome.finish(stages, batch.fail_on_budget)
+    outcome.finish(stages, BudgetFlags.of(ctx).fail_on_budget)
     return result

@@ -16,28 +16,31 @@ from toolemu.cli.options import OptionGroup
 from toolemu.cli.toolemu_names import model_string
 from toolemu.prompts.agent import AGENT_TYPES
 
-_R, _E = "Run", "Evaluate"
+# Help panels. The options without one are the common options, listed first in every command's --help.
+_C, _A, _EM, _E = "Cases and trials", "Agent", "Emulator", "Evaluate"
+_B = "Batch and output"
 _COST = "Cost"
 
 
 @dataclass(frozen=True)
 class BatchFlags(OptionGroup):
-    """Shared by emulation and evaluation (one value for both in `toolemu run`): batch size, toolkits, dry run,
-    progress and logging."""
+    """Shared by the commands that run a batch of episodes or judgements (one value for both in `toolemu run`):
+    batch size, progress and logging."""
 
     batch_size: Annotated[
         int,
         typer.Option(
-            "--batch-size", "-bs", help=f"Episodes or judgements run side by side ({limits.BATCH_SIZE.help})."
+            "--batch-size",
+            "-bs",
+            help=f"Episodes or judgements run side by side ({limits.BATCH_SIZE.help}).",
+            rich_help_panel=_B,
         ),
     ] = 1
-    toolkits_path: Annotated[
-        list[Path] | None,
-        typer.Option(help="Toolkit files or directories (ToolEmu's all_toolkits.json works).", rich_help_panel=_R),
-    ] = None
-    dry_run: Annotated[bool, typer.Option(help="--model mock for every role: no model at all.")] = False
     no_progress: Annotated[
-        bool, typer.Option("--no-progress", "--disable-batch-progress", "-xprog", help="No progress bar.")
+        bool,
+        typer.Option(
+            "--no-progress", "--disable-batch-progress", "-xprog", help="No progress bar.", rich_help_panel=_B
+        ),
     ] = False
     track_costs: Annotated[
         bool,
@@ -45,78 +48,65 @@ class BatchFlags(OptionGroup):
             "--track-costs",
             help="Accepted for ToolEmu/QuittingAgents; tokens and cost are always tracked (in every record, "
             "run.json and the summary line).",
+            rich_help_panel=_B,
         ),
     ] = False
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every detail (debug level).")] = False
-    fail_on_budget: Annotated[
-        bool,
-        typer.Option(help="Exit 3 when a budget (--max-calls, --max-total-tokens, --max-cost) stops the work."),
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log every detail (debug level).", rich_help_panel=_B)
     ] = False
 
 
 @dataclass(frozen=True)
-class RunFlags(OptionGroup):
-    """The emulation options of `toolemu emulate` and `run`: agent, emulator, cases, run folder (the episode's
-    elements, gates and the user among them, are `ElementFlags`)."""
+class ToolkitFlags(OptionGroup):
+    """The toolkit files of every command that loads toolkits beside its run or its cases."""
 
-    agent_model: Annotated[
-        str | None,
+    toolkits_path: Annotated[
+        list[Path] | None,
         typer.Option(
-            "--agent-model",
-            "--agent-model-name",
-            "-am",
-            help="Agent's model (default: --model).",
-            rich_help_panel=_R,
+            "--toolkits-path",
+            help="Toolkit files or directories (default: the shipped benchmark's; ToolEmu's all_toolkits.json works).",
+            rich_help_panel=_C,
         ),
     ] = None
-    agent_type: Annotated[
-        str,
-        typer.Option("--agent-type", "-atp", help=f"One of {', '.join(AGENT_TYPES)}.", rich_help_panel=_R),
-    ] = "naive"
-    quit: Annotated[
-        bool, typer.Option("--quit", "-q", help="QuittingAgents' flag: --agent-type quit.", rich_help_panel=_R)
+
+
+@dataclass(frozen=True)
+class BudgetFlags(OptionGroup):
+    """How a command that a budget (--max-calls, --max-total-tokens, --max-cost) stopped exits."""
+
+    fail_on_budget: Annotated[
+        bool,
+        typer.Option(
+            help="Exit 3 when a budget (--max-calls, --max-total-tokens, --max-cost) stops the work.",
+            rich_help_panel="Model",
+        ),
     ] = False
-    agent_temperature: Annotated[
-        float | None,
-        typer.Option("--agent-temperature", "--agent-temp", "-at", help="Agent's temperature.", rich_help_panel=_R),
-    ] = None
-    agent_format: Annotated[
-        str,
-        typer.Option(help="react (ReAct text), tools (native tool calls / JSON), auto.", rich_help_panel=_R),
-    ] = "auto"
-    agent: Annotated[
-        str | None,
+
+
+@dataclass(frozen=True)
+class CaseFlags(OptionGroup):
+    """The case files of every command that plays episodes of cases."""
+
+    input_path: Annotated[
+        list[Path] | None,
         typer.Option(
-            help="Another agent: react or tools (ours), mcp-cmd:<command> (an external agent over MCP), or "
-            "package.module:factory.",
-            rich_help_panel=_R,
+            "--input-path",
+            "-inp",
+            help="Case files or directories (default: the shipped benchmark; ToolEmu's all_cases.json works).",
         ),
     ] = None
-    agent_cmd: Annotated[
-        str | None,
+
+
+@dataclass(frozen=True)
+class EpisodeFlags(OptionGroup):
+    """What every command that plays episodes sets about them: the emulator, the steps, the run folder."""
+
+    dump_dir: Annotated[
+        Path | None,
         typer.Option(
-            "--agent-cmd",
-            help="An external agent's command, run per (case, trial) with an MCP server of its episode: "
-            "--agent mcp-cmd:<command>.",
-            rich_help_panel=_R,
-        ),
-    ] = None
-    agent_timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--agent-timeout",
-            help="Seconds an external agent's command may run per episode (default 900, at most 86,400).",
-            rich_help_panel=_R,
-        ),
-    ] = None
-    simulator_model: Annotated[
-        str | None,
-        typer.Option(
-            "--simulator-model",
-            "--simulator-model-name",
-            "-sm",
-            help="Emulator's model (default: --model).",
-            rich_help_panel=_R,
+            "--dump-dir",
+            "-du",
+            help="Run folder; the same one resumes, or gains the new episodes (default: one under dumps/).",
         ),
     ] = None
     simulator_type: Annotated[
@@ -125,13 +115,84 @@ class RunFlags(OptionGroup):
             "--simulator-type",
             "-stp",
             help="adv_thought (adversarial) or std_thought (standard).",
-            rich_help_panel=_R,
+            rich_help_panel=_EM,
         ),
     ] = "adv_thought"
-    trunc_num: Annotated[
+    max_iterations: Annotated[
         int | None,
         typer.Option(
-            "--trunc-num", "-tn", help=f"Run at most this many cases ({limits.TRUNC_NUM.help}).", rich_help_panel=_R
+            "--max-iterations",
+            "-mi",
+            help=f"Agent steps (tool calls) per episode (default 15; {limits.MAX_ITERATIONS.help}).",
+            rich_help_panel=_EM,
+        ),
+    ] = None
+
+
+@dataclass(frozen=True)
+class AgentFlags(OptionGroup):
+    """Our agent, for every command where it plays: its model, prompt and format."""
+
+    agent_type: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-type", "-atp", help=f"One of {', '.join(AGENT_TYPES)} (default: naive).", rich_help_panel=_A
+        ),
+    ] = None
+    quit: Annotated[
+        bool, typer.Option("--quit", "-q", help="QuittingAgents' flag: --agent-type quit.", rich_help_panel=_A)
+    ] = False
+    agent_temperature: Annotated[
+        float | None,
+        typer.Option("--agent-temperature", "--agent-temp", "-at", help="Agent's temperature.", rich_help_panel=_A),
+    ] = None
+    agent_format: Annotated[
+        str | None,
+        typer.Option(help="react (ReAct text), tools (native tool calls / JSON), auto (default).", rich_help_panel=_A),
+    ] = None
+
+
+@dataclass(frozen=True)
+class RunFlags(OptionGroup):
+    """The options of `toolemu emulate` and `run` alone: an outside agent, which cases and trials, the run's name
+    (the agent, the emulator and the episode's elements are AgentFlags, EpisodeFlags and ElementFlags)."""
+
+    num_trials: Annotated[
+        int,
+        typer.Option(
+            "--num-trials",
+            "--num-replicates",
+            "-nrep",
+            help=f"Trials per case ({limits.NUM_TRIALS.help}; ToolEmu's --num-replicates here).",
+        ),
+    ] = 1
+    trunc_num: Annotated[
+        int | None,
+        typer.Option("--trunc-num", "-tn", help=f"Run at most this many cases ({limits.TRUNC_NUM.help})."),
+    ] = None
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            help="Another agent: react or tools (ours), mcp-cmd:<command> (an external agent over MCP), or "
+            "package.module:factory.",
+            rich_help_panel=_A,
+        ),
+    ] = None
+    agent_cmd: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-cmd",
+            help="An external agent's command, run per (case, trial) with an MCP server of its episode: "
+            "--agent mcp-cmd:<command>.",
+            rich_help_panel=_A,
+        ),
+    ] = None
+    agent_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--agent-timeout",
+            help="Seconds an external agent's command may run per episode (default 900, at most 86,400).",
+            rich_help_panel=_A,
         ),
     ] = None
     shuffle: Annotated[
@@ -141,62 +202,17 @@ class RunFlags(OptionGroup):
             "-shf",
             "-shuf",
             help="Shuffle cases (with --seed) before truncating.",
-            rich_help_panel=_R,
+            rich_help_panel=_C,
         ),
     ] = False
-    input_path: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--input-path",
-            "-inp",
-            help="Case files or directories (ToolEmu's all_cases.json works).",
-            rich_help_panel=_R,
-        ),
-    ] = None
-    dump_dir: Annotated[
-        Path | None,
-        typer.Option("--dump-dir", "-du", help="Run directory; the same one resumes.", rich_help_panel=_R),
-    ] = None
-    output_file_suffix: Annotated[
-        str,
-        typer.Option(
-            "--output-file-suffix",
-            "-outsuf",
-            help="ToolEmu's suffix for its output file; here it is added to the run directory's name.",
-            rich_help_panel=_R,
-        ),
-    ] = ""
-    run_id: Annotated[
-        str | None,
-        typer.Option(
-            "--run-id",
-            help="QuittingAgents' run id: accepted and unused; the run is named by --dump-dir (and "
-            "--output-file-suffix), and run.json records its own id.",
-            rich_help_panel=_R,
-        ),
-    ] = None
-    auto: Annotated[
-        bool,
-        typer.Option("--auto", "-auto", help="Do not ask for confirmation before a paid run.", rich_help_panel=_R),
-    ] = False
-    num_trials: Annotated[
-        int,
-        typer.Option(
-            "--num-trials",
-            "--num-replicates",
-            "-nrep",
-            help=f"Trials per case (ToolEmu's --num-replicates of each case; {limits.NUM_TRIALS.help}).",
-            rich_help_panel=_R,
-        ),
-    ] = 1
-    case_names: Annotated[str | None, typer.Option(help="Comma-separated case names.", rich_help_panel=_R)] = None
+    case_names: Annotated[str | None, typer.Option(help="Comma-separated case names.", rich_help_panel=_C)] = None
     start_index: Annotated[
         int,
         typer.Option(
             "--start-index",
             "-si",
             help=f"Skip this many selected cases ({limits.START_INDEX.help}).",
-            rich_help_panel=_R,
+            rich_help_panel=_C,
         ),
     ] = 0
     task_index_range: Annotated[
@@ -205,16 +221,7 @@ class RunFlags(OptionGroup):
             "--task-index-range",
             "-tir",
             help="QuittingAgents' START-END (END excluded): --start-index START --trunc-num END-START.",
-            rich_help_panel=_R,
-        ),
-    ] = None
-    max_iterations: Annotated[
-        int | None,
-        typer.Option(
-            "--max-iterations",
-            "-mi",
-            help=f"Agent steps per episode (default 15; {limits.MAX_ITERATIONS.help}).",
-            rich_help_panel=_R,
+            rich_help_panel=_C,
         ),
     ] = None
     shard: Annotated[
@@ -222,9 +229,31 @@ class RunFlags(OptionGroup):
         typer.Option(
             help="Run shard i of n (i/n, e.g. 0/4): pair j of the selected (case, trial) pairs goes to shard j % n "
             f"(n at most {limits.SHARDS.most:,}).",
-            rich_help_panel=_R,
+            rich_help_panel=_C,
         ),
     ] = None
+    output_file_suffix: Annotated[
+        str,
+        typer.Option(
+            "--output-file-suffix",
+            "-outsuf",
+            help="ToolEmu's suffix for its output file; here it is added to the run directory's name.",
+            rich_help_panel=_B,
+        ),
+    ] = ""
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id",
+            help="QuittingAgents' run id: accepted and unused; the run is named by --dump-dir (and "
+            "--output-file-suffix), and run.json records its own id.",
+            rich_help_panel=_B,
+        ),
+    ] = None
+    auto: Annotated[
+        bool,
+        typer.Option("--auto", "-auto", help="Do not ask for confirmation before a paid run.", rich_help_panel=_COST),
+    ] = False
 
 
 @dataclass(frozen=True)
@@ -247,17 +276,6 @@ class EvalFlags(OptionGroup):
             rich_help_panel=_E,
         ),
     ] = 1
-    evaluator_model: Annotated[
-        str | None,
-        typer.Option(
-            "--evaluator-model",
-            "--evaluator-model-name",
-            "-em",
-            help="Evaluator's model (default: --model). Several, comma-separated (a,b,c), make a judge panel: "
-            "the first writes the standard eval files, each other its own _eval_<type>@<judge>.jsonl.",
-            rich_help_panel=_E,
-        ),
-    ] = None
     evaluator_temperature: Annotated[
         float | None,
         typer.Option(
@@ -265,6 +283,60 @@ class EvalFlags(OptionGroup):
             help="The judges' temperature (default 0; --temperature is the other roles'). Judges also get a "
             "fixed seed where the provider takes one (--seed, else 0).",
             rich_help_panel=_E,
+        ),
+    ] = None
+
+
+# ToolEmu's and QuittingAgents' per-role model flags: documented aliases of --model ROLE=MODEL, each declared once
+# and taken by every command that has the role.
+_ALIAS = "Model"
+
+
+@dataclass(frozen=True)
+class AgentModelFlags(OptionGroup):
+    """--agent-model M: --model agent=M."""
+
+    agent_model: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-model",
+            "--agent-model-name",
+            "-am",
+            help="ToolEmu's spelling of --model agent=MODEL.",
+            rich_help_panel=_ALIAS,
+        ),
+    ] = None
+
+
+@dataclass(frozen=True)
+class EmulatorModelFlags(OptionGroup):
+    """--simulator-model M: --model emulator=M."""
+
+    simulator_model: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator-model",
+            "--simulator-model-name",
+            "-sm",
+            help="ToolEmu's spelling of --model emulator=MODEL.",
+            rich_help_panel=_ALIAS,
+        ),
+    ] = None
+
+
+@dataclass(frozen=True)
+class EvaluatorModelFlags(OptionGroup):
+    """--evaluator-model M (or a,b,c: a judge panel): --model evaluator=M."""
+
+    evaluator_model: Annotated[
+        str | None,
+        typer.Option(
+            "--evaluator-model",
+            "--evaluator-model-name",
+            "-em",
+            help="ToolEmu's spelling of --model evaluator=MODEL. Several, comma-separated (a,b,c), make a judge "
+            "panel: the first writes the standard eval files, each other its own _eval_<type>@<judge>.jsonl.",
+            rich_help_panel=_ALIAS,
         ),
     ] = None
 

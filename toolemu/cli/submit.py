@@ -45,7 +45,7 @@ def _summary(s: "Submission") -> list[str]:
 @command(submit_app, "prepare")
 def prepare_command(
     runs: Annotated[list[Path], typer.Argument(help="Run directories: together, every case of one benchmark version.")],
-    output: Annotated[Path, typer.Option("--output", help="A new or empty directory for the submission.")],
+    output: Annotated[Path, typer.Option("--out", help="A new or empty directory for the submission.")],
 ) -> None:
     """Check the runs (every case, the same trial count, one set of settings), compute the metrics, and write
     submission.json, the runs' records and MANIFEST.sha256. Exit 1 with the reasons when they are no submission."""

@@ -15,7 +15,8 @@ def validate(
         typer.Argument(help="Toolkit and case files or directories (default: the shipped benchmark)."),
     ] = None,
     toolkits: Annotated[
-        list[Path] | None, typer.Option("--toolkits", help="Extra toolkits that cases may name.")
+        list[Path] | None,
+        typer.Option("--toolkits-path", help="Extra toolkit files or directories that cases may name."),
     ] = None,
 ) -> None:
     """Check ToolEmu-format toolkits and cases; print one summary line per file."""

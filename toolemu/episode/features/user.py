@@ -30,7 +30,7 @@ class UserSpec(ElementSpec):
         Option(
             "user",
             ("--user",),
-            "on: a simulated user answers the agent's AskUser questions (model: --user-model, else --model); off "
+            "on: a simulated user answers the agent's AskUser questions (model: --model user=M, else --model); off "
             "(default): ToolEmu's single-turn episodes.",
             panel=_PANEL,
         ),
