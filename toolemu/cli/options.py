@@ -15,7 +15,11 @@ The pattern, for a new shared option or a new group:
   option) is a subclass that redefines that field, as `ModelFlagsForSchema` does, and `ModelFlags.of(ctx)` returns it.
 - An episode element's options are declared once, on its element spec (`toolemu.episode.element_spec.Option`):
   `ElementFlags` is the group of every registered element's options, made when a command is built (`concrete`), and
-  `episode_options(ctx)` reads them back as the elements they ask for and the models they give their roles.
+  `episode_options(ctx)` reads them back as the elements they ask for and the models they give their roles. An
+  element option whose value is a role's model is not a flag of its own: the role's model is `--model ROLE=MODEL`,
+  and the element's flag an old spelling (toolemu.cli.surface).
+- One name per meaning: a renamed option is not declared again; its old spelling goes in `surface.RENAMED`, and
+  tests/test_cli_surface.py's MEANING table gets a line for every new option name.
 - Heavy library code is imported inside command bodies and methods such as `ModelFlags.settings`, never at the top of
   a cli module: `toolemu --help` loads only typer and these small modules.
 - The modules typer reads (commands and groups) do not use `from __future__ import annotations`: typer would evaluate

@@ -1,4 +1,6 @@
-"""The option groups of `toolemu emulate`, `evaluate` and `run`: ToolEmu's flag names where it has them.
+"""The option groups of the commands that play or judge episodes (run, emulate, evaluate, play, mcp serve, robust,
+noise, judge-audit, fidelity, docs, generate): each option declared once, here, and shared by every command that
+takes it; ToolEmu's flag names where it has them.
 
 ToolEmu's and QuittingAgents' scripts/run.py, emulate.py and evaluate.py spell flags their own way (argparse, with
 short forms such as -atp); each spelling is an alias here, so their commands run unchanged. A flag that means
