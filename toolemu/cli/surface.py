@@ -27,6 +27,8 @@ class Renamed:
         return self.new.endswith("=")
 
     def notice(self) -> str:
+        if not self.new:
+            return f"toolemu: {self.old} is the default now: leave it out (the old spelling still works)"
         new = f"{self.new}MODEL" if self.takes_value() else self.new
         return f"toolemu: {self.old} is now {new} (the old spelling still works)"
 
@@ -42,6 +44,12 @@ RENAMED: tuple[Renamed, ...] = (
     Renamed("--samples", "--num-eval-samples", ("noise",)),
     Renamed("--metric", "--scorer", ("agree",)),
     Renamed("--output", "--out", ("submit prepare",)),
+    # --dry-run is one of the model options, a plain flag; its negative form was typer's, and the default.
+    Renamed(
+        "--no-dry-run",
+        "",
+        ("run", "emulate", "evaluate", "play", "mcp serve", "robust", "noise", "judge-audit", "fidelity"),
+    ),
 )
 
 # The peers' spellings we keep, by (name, commands): what each means there, and whose it is. A name listed with
@@ -91,6 +99,8 @@ def rewrite(args: Sequence[str], renames: dict[str, Renamed]) -> list[str]:
         if renamed.old not in told:
             told.add(renamed.old)
             print(renamed.notice(), file=sys.stderr)
+        if not renamed.new:  # the default: nothing to say
+            continue
         if not renamed.takes_value():
             out.append(renamed.new + eq + value)
             continue
