@@ -92,7 +92,8 @@ def _spec(ctx: typer.Context, side: str) -> tuple["EpisodeSpec", dict[str, str |
         for flag, value in (
             ("--model agent=", model.roles.get("agent")),
             ("--agent-model", AgentModelFlags.of(ctx).agent_model),
-            ("--agent-type", agent_type),
+            ("--agent-type", agent.agent_type),
+            ("--quit", True if agent.quit else None),
             ("--agent-temperature", agent.agent_temperature),
             ("--agent-format", agent.agent_format),
         ):
