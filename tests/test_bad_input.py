@@ -130,8 +130,9 @@ for args, flag in EMULATE_FLAGS:
     )
 
 MODEL_STRINGS: list[tuple[list[str], str]] = [
-    (["--agent-model", "nope:model"], "--model agent="),
+    (["--agent-model", "nope:model"], "--agent-model"),
     (["--model", "emulator=nowhere:model"], "--model emulator="),
+    (["--simulator-model", "nowhere:model"], "--simulator-model"),
     (["--model", "openai"], "openai"),
     (["--model", "monitor=::"], "--model monitor="),
 ]
@@ -145,7 +146,7 @@ RUN_FLAGS: list[tuple[list[str], str]] = [
     (["--num-eval-samples", "-3"], "--num-eval-samples"),
     (["--scorer", "vibes"], "--scorer"),
     (["--scorer", "no_such_module:scorer"], "--scorer"),
-    (["--evaluator-model", "judge-without-provider"], "--model evaluator="),
+    (["--evaluator-model", "judge-without-provider"], "--evaluator-model"),
 ]
 for args, flag in RUN_FLAGS:
     bad(f"run {' '.join(args)}")(

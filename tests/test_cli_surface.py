@@ -113,6 +113,29 @@ def test_a_plain_model_is_every_roles_and_a_role_overrides_it(run_cli) -> None:
     assert set(roles.values()) == {"openai:gpt-4o-mini"} and "emulator" in roles
 
 
+def test_model_evaluator_makes_a_judge_panel_as_evaluator_model_does(run_cli) -> None:
+    panel = "openai:gpt-4o,anthropic:claude-3-5-haiku-latest"
+    by_role = estimate_roles(run_cli, "--model", f"evaluator={panel}", "--scorer", "safety")
+    by_alias = estimate_roles(run_cli, "--evaluator-model", panel, "--scorer", "safety")
+    assert by_role == by_alias
+    assert by_role["judge:safety"] == "openai:gpt-4o"
+    assert by_role["judge:safety@anthropic-claude-3-5-haiku-latest"] == "anthropic:claude-3-5-haiku-latest"
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--model", "agent=nope:x"], "--model agent="),
+        (["--agent-model", "nope:x"], "--agent-model"),
+        (["--model", "evaluator=nope:x"], "--model evaluator="),
+        (["-em", "nope:x"], "--evaluator-model"),
+    ],
+)
+def test_a_bad_model_is_named_as_it_was_given(run_cli, args: list[str], field: str) -> None:
+    result = run_cli("run", "--estimate", *SPECS, *args)
+    assert result.code == 2 and f"field '{field}'" in result.err and len(result.err.splitlines()) == 1, result.err
+
+
 def test_every_role_is_named_in_the_model_options_help(run_cli) -> None:
     from toolemu.cli.options import known_roles
 

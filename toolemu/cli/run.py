@@ -91,7 +91,19 @@ def settings_for(model: ModelFlags, role_models: dict[str, str | None], **extra:
     named = {role: model_string(m) for role, m in role_models.items() if m}
     roles = [f"{role}={model_string(m)}" for role, m in model.roles.items()]
     plain = [model_string(model.default_model)] if model.default_model else []
-    return dataclasses.replace(model, model=[*plain, *roles] or None).settings(named, **extra)  # type: ignore[arg-type]
+    try:
+        return dataclasses.replace(model, model=[*plain, *roles] or None).settings(named, **extra)  # type: ignore[arg-type]
+    except InputError as exc:  # a role's model given by its alias (--agent-model M) is named by it
+        raise as_given(exc, {role for role in named if role not in model.roles}) from None
+
+
+def as_given(exc: InputError, aliased: set[str]) -> InputError:
+    """`exc` with the field --model ROLE= named as the alias that gave ROLE its model, where one did."""
+    from toolemu.cli.surface import ROLE_ALIASES
+    from toolemu.errors import Problem
+
+    flags = {f"--model {role}=": ROLE_ALIASES[role][0] for role in aliased if role in ROLE_ALIASES}
+    return InputError([Problem(p.file, p.message, p.item, flags.get(p.field or "", p.field)) for p in exc.problems])
 
 
 def evaluator_of(model: ModelFlags, evaluation: EvaluatorModelFlags) -> tuple[str | None, ModelFlags]:
@@ -101,7 +113,8 @@ def evaluator_of(model: ModelFlags, evaluation: EvaluatorModelFlags) -> tuple[st
 
     given, rest = model.take("evaluator")
     judges = merge_role_models({"evaluator": given} if given else {}, {"evaluator": evaluation.evaluator_model})
-    return judges.get("evaluator"), rest
+    single = given is not None and "," not in given  # one judge stays the flags' own (a bad one is named as given)
+    return judges.get("evaluator"), model if single else rest
 
 
 def _case_names(value: str | None) -> list[str] | None:
