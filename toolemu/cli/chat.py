@@ -54,7 +54,7 @@ def _not_a_chat_server(exc: Exception, options: "ModelOptions") -> InputError | 
     """A server that does not speak the chat API (a wrong --base-url) as one line of bad input naming what it sent;
     None for any other failure."""
     from toolemu.llm.protocol import foreign_reply
-    from toolemu.llm.secrets import strip_credentials
+    from toolemu.secrets import strip_credentials
 
     what = foreign_reply(exc)
     if what is None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import typer
 
-from toolemu.llm.secrets import redact
+from toolemu.secrets import redact
 
 OK, FAILED, BAD_INPUT, BUDGET, INTERRUPTED, TERMINATED = 0, 1, 2, 3, 130, 143
 
