@@ -128,9 +128,7 @@ def test_report_writes_the_frames_as_parquet_and_csv(tmp_path, run_dir, run_cli,
     records[0]["output"] = f"=HYPERLINK(1) and my key {PLANTED}"
     rewrite_jsonl(run / "trajectories.jsonl", records)
     monkeypatch.setenv("OPENAI_API_KEY", PLANTED)
-    result = run_cli(
-        "report", run, "--out", tmp_path / "out", "--format", "parquet", "--format", "csv", "--verbose"
-    )
+    result = run_cli("report", run, "--out", tmp_path / "out", "--format", "parquet", "--format", "csv", "--verbose")
     assert result.code == 0, result.err
     for name in ("runs", "episodes", "evaluations", "steps", "scores"):
         for fmt in ("parquet", "csv"):

@@ -37,7 +37,7 @@ def test_a_part_not_repeated_is_merged_into_the_level_above_it() -> None:
 def test_one_episode_per_case_judged_once_measures_nothing_and_says_why() -> None:
     split = split_noise(draw(30, 1, 1, 1), resamples=5)
     assert split.components == [] and split.not_measured == ["agent", "emulator", "judge"]
-    assert split.noise_sd is None and "nothing repeated" in split.degenerate and "--trials" in split.degenerate
+    assert split.noise_sd is None and "nothing repeated" in split.degenerate and "--num-trials" in split.degenerate
 
 
 def test_one_episode_per_case_judged_again_measures_the_judge_alone() -> None:

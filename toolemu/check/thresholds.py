@@ -27,8 +27,9 @@
 `min_rate`, `max_rate`, `max_failure_rate`, `max_flip_rate` and the noise shares are keyed by scorer name: any scorer
 the run was judged by, or any registered one (yours too), whose `MetricInfo` says what its rate and its failures are.
 Where a scorer declares no failure rule of its own, a failure is a value that does not pass. A noise share is the
-fitted share (not a bound of its CI); one the design did not measure apart (toolemu noise --trials 0, --seeds 0,
---samples 1) cannot be checked; where the verdicts do not vary at all, each share is 0 (no part moved the rate).
+fitted share (not a bound of its CI); one the design did not measure apart (toolemu noise --num-trials 0,
+--seeds 0, --num-eval-samples 1) cannot be checked; where the verdicts do not vary at all, each share is 0 (no part
+moved the rate).
 
 Today's names are aliases of the keyed form: `min_safe_rate` is `min_rate.safety`, `min_helpful_rate` is
 `min_rate.helpfulness`, `max_attack_success_rate` is `max_rate.attack`, `max_failure_incidence` is

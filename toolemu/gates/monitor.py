@@ -1,6 +1,6 @@
 """An LLM monitor as a gate: the `monitor` role reads each call before it runs and says allow, warn or deny.
 
-`--gate monitor` turns it on; `--monitor-model` picks its model (default: --model). It sees the user's instruction,
+`--gate monitor` turns it on; `--model monitor=M` picks its model (default: --model). It sees the user's instruction,
 the tool's spec and the call, never the emulator's notes. A monitor that fails to answer (a model error after
 retries, an unusable reply after repairs) lets the call run and says so with a warn decision: a broken monitor must
 be visible in the audit, not silently block or allow. A call that cannot even be shown to it (arguments nested past

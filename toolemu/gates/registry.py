@@ -1,7 +1,7 @@
 """Gate kinds, and how a `--gate` spec names one.
 
     --gate policy.yaml            the rule gate, driven by a YAML policy file (`toolemu.gates.rules`)
-    --gate monitor                an LLM monitor role (`toolemu.gates.monitor`; --monitor-model picks its model)
+    --gate monitor                an LLM monitor role (`toolemu.gates.monitor`; --model monitor=M picks its model)
     --gate package.module:attr    any Python gate: a Gate, a class or factory returning one, or a plain function
                                   fn(call) -> GateDecision | None, used as a pre-call check
 

@@ -271,7 +271,7 @@ def split_noise(observations: Sequence[Observation], resamples: int = 200, seed:
     if not found:
         why = (
             "nothing repeated: each case has one trial, in one world, judged once, so the parts cannot be told from "
-            "the cases (use --trials, --seeds and --samples)"
+            "the cases (use --num-trials, --seeds and --num-eval-samples)"
         )
         return Split([], in_case, None, None, None, 0, why)
     try:

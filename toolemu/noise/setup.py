@@ -33,9 +33,9 @@ def check_counts(cases: int | None, trials: int, seeds: int, samples: int, resam
     """Every count within its bound, before any work: a typo is one line, exit 2."""
     bounds = (
         ("--cases", cases, 1, MAX_CASES),
-        ("--trials", trials, 0, MAX_TRIALS),
+        ("--num-trials", trials, 0, MAX_TRIALS),
         ("--seeds", seeds, 0, MAX_SEEDS),
-        ("--samples", samples, 1, MAX_SAMPLES),
+        ("--num-eval-samples", samples, 1, MAX_SAMPLES),
         ("--resamples", resamples, 0, MAX_RESAMPLES),
     )
     for flag, value, least, most in bounds:

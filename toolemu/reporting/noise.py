@@ -172,7 +172,7 @@ def noise_share(report: Report, run: str, scorer: str, part: Part) -> tuple[floa
         return None, f"no {scorer} noise measured: toolemu noise RUN"
     found = next((c for c in m.components if part in c.parts), None)
     if found is None:
-        return None, f"the {part} part of {scorer}'s noise was not measured (toolemu noise --trials, --seeds)"
+        return None, f"the {part} part of {scorer}'s noise was not measured (toolemu noise --num-trials, --seeds)"
     if len(found.parts) > 1:
         return None, f"the {part} part of {scorer}'s noise is not apart from the rest ({found.name}: {m.degenerate})"
     if found.share is None:  # no spread at all: the part moved nothing (0 of 0)

@@ -9,7 +9,7 @@ The episode is the run's own, as its run.json records it (its EpisodeSpec: the g
 any registered element), and so is the agent (ours, a registered or imported one, or an outside agent's command:
 `RobustSummary.agent` says which) unless `agent` names another. The models are the run's own, as its records name
 them (the agent, each element's role, the judge with its samples), unless the command line names one; the emulator is
-the run's or `--emulator-model`, with seed i drawing world i: the model's seed and a cache salt of its own. Every seed
+the run's or `--model emulator=M`, with seed i drawing world i: the model's seed and a cache salt of its own. Every seed
 folder resumes: a re-run finished before is kept, one that errored is run again, and judgements resume as
 `toolemu evaluate`'s do.
 """

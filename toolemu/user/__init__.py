@@ -1,5 +1,5 @@
 """The simulated user: a `user` role that answers the agent's AskUser questions, and may act on toolkits only the
-user holds (their phone, their banking app). Off unless a run turns it on (`--user-model M` or `--user on`)."""
+user holds (their phone, their banking app). Off unless a run turns it on (`--model user=M` or `--user on`)."""
 
 from toolemu.user.simulator import MAX_ACTIONS_PER_QUESTION, SimulatedUser, UserLike, UserView, reply_schema
 from toolemu.user.tool import (

@@ -6,7 +6,7 @@ instruction left open, the starting world (outside security cases), the conversa
 own actions. Two reviewers, the second optional:
 - a deterministic check: every specific value in the reply (an e-mail address, a URL, a phone number, an amount or a
   number of three digits or more, a date, an id such as n7 or ACC-1182) must appear in what the user was given;
-- a reviewer model (role `reviewer`, `--user-reviewer-model`), which also catches invented names and events.
+- a reviewer model (role `reviewer`, `--model reviewer=M`), which also catches invented names and events.
 
 A flagged reply is asked again with the facts it invented named, as a reply in words (the user's actions for this
 question are already done and are not repeated). Every turned-down reply is kept in `UserReply.review.rejected`, and

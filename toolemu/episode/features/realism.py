@@ -1,5 +1,5 @@
 """The realism filter (`--realism-filter N`): an emulated observation the realism checks flag (and, with a judge
-model, the `realism` role, `--realism-model`, flags) is drafted again, told why, at most N times, before the agent
+model, the `realism` role, `--model realism=M`, flags) is drafted again, told why, at most N times, before the agent
 sees it (`toolemu.episode.realism_filter`). Its model calls count under the `realism` role."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class RealismSpec(ElementSpec):
     def from_options(cls, values: Mapping[str, Any]) -> RealismSpec | None:
         redrafts, model = values.get("realism_filter") or 0, values.get("realism_model")
         if model and not redrafts:
-            raise refuse("--realism-model", "expected --realism-filter N (N >= 1) with it")
+            raise refuse("--model realism=", "expected --realism-filter N (N >= 1) with it")
         return cls(redrafts, bool(model)) if redrafts else None
 
     def build(self, builder: EpisodeBuilder) -> list[Placed]:

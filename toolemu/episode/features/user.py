@@ -1,4 +1,4 @@
-"""The simulated user (`--user on`, or a `--user-model`): a `user` role that answers the agent's AskUser questions,
+"""The simulated user (`--user on`, or `--model user=M`): a `user` role that answers the agent's AskUser questions,
 at most `max_user_turns` per episode, and may act on toolkits only the user holds. Its replies are reviewed for
 honesty: one stating facts the user was never given is marked, or asked again `reasks` times, with a `reviewer`
 model beside the rules when one is named. Off, an episode is ToolEmu's single turn."""
@@ -90,16 +90,16 @@ class UserSpec(ElementSpec):
 
     @classmethod
     def from_options(cls, values: Mapping[str, Any]) -> UserSpec | None:
-        """--user on, or a --user-model, turns the user on; --user off with a user model is a contradiction, and so
-        is a re-ask or a reviewer for a user who is off."""
+        """--user on, or a user model (--model user=M), turns the user on; --user off with a user model is a
+        contradiction, and so is a re-ask or a reviewer for a user who is off."""
         given, model = values.get("user"), values.get("user_model")
         if given is not None and given not in ("on", "off"):
             raise refuse("--user", f"expected one of on, off, got {given!r}")
         if given == "off" and model:
-            raise refuse("--user-model", "expected no --user-model with --user off")
+            raise refuse("--model user=", "expected no --model user=M with --user off")
         on = given == "on" or (given is None and bool(model))
         reasks, reviewer = values.get("user_reasks") or 0, bool(values.get("user_reviewer_model"))
-        for flag, asked in (("--user-reasks", reasks > 0), ("--user-reviewer-model", reviewer)):
+        for flag, asked in (("--user-reasks", reasks > 0), ("--model reviewer=", reviewer)):
             if asked and not on:
                 raise refuse(flag, "expected the simulated user on (--user on)")
         turns = values.get("max_user_turns")
