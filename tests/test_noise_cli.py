@@ -62,12 +62,13 @@ def test_every_count_is_bounded_on_the_command_line_and_in_the_library(tmp_path,
         (limits.NOISE_RESAMPLES, noise_setup.MAX_RESAMPLES, "resamples"),
     ]
     counts = {"cases": 1, "trials": 0, "seeds": 0, "samples": 1, "resamples": 0}
+    flags = {"trials": "--num-trials", "samples": "--num-eval-samples"}  # the command's names for them
     for bound, most, name in pairs:
         assert bound.most == most
         noise_setup.check_counts(**(counts | {name: bound.least}))
         noise_setup.check_counts(**(counts | {name: most}))
         for wrong in (bound.least - 1, most + 1):
-            with pytest.raises(InputError, match=f"--{name}"):
+            with pytest.raises(InputError, match=f"'{flags.get(name, '--' + name)}'"):
                 noise_setup.check_counts(**(counts | {name: wrong}))
 
 
