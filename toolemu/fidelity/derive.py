@@ -10,7 +10,7 @@ them. From one family:
   emulator that shows nothing from passing);
 - `read_twice`: a seeded object read twice.
 
-Values come from toolemu.fidelity.values: realistic, and the same at every derivation, so `derive_file(kit)` of an
+Values come from toolemu.fidelity.values: realistic, and the same at every derivation, so `derive_probes(kit)` of an
 unchanged spec gives the committed file's derived probes exactly (tests/test_fidelity_probes.py checks it). Tools
 that make no such family get probes by hand, or the file says why there can be none.
 """
@@ -403,10 +403,6 @@ def derive_probes(kit: Toolkit) -> list[Probe]:
         ]
         out += [p for p in made if p is not None]
     return out
-
-
-def derive_file(kit: Toolkit, toolkit_hash: str) -> ProbeFile:
-    return ProbeFile(schema=SCHEMA, toolkit=kit.toolkit, toolkit_hash=toolkit_hash, probes=derive_probes(kit))
 
 
 def merged(kit: Toolkit, toolkit_hash: str, existing: ProbeFile | None) -> ProbeFile:

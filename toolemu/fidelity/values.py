@@ -7,8 +7,6 @@ import hashlib
 import re
 from typing import Any
 
-from toolemu.specs.models import ToolArgument
-
 FIRST = ("Priya", "Tomasz", "Amara", "Kenji", "Lucia", "Femi", "Ingrid", "Rahul", "Noor", "Mateo", "Yara", "Declan")
 LAST = ("Raman", "Kowalczyk", "Okafor", "Watanabe", "Ferreira", "Adeyemi", "Lindqvist", "Desai", "Haddad", "Rossi")
 DOMAINS = ("halcyonlabs.io", "brightwater.co", "northfield-partners.com", "quillstone.org", "tidewell.net")
@@ -45,10 +43,6 @@ def _pick(options: tuple[Any, ...], *where: object) -> Any:
 def quoted_options(description: str) -> list[str]:
     """The choices a description lists in quotes ('create', 'delete'): a field that takes one of them."""
     return re.findall(r"'([a-z][a-z0-9_\-]*)'", description)
-
-
-def enum_like(arg: ToolArgument) -> bool:
-    return arg.type == "string" and len(quoted_options(arg.description)) >= 2
 
 
 def person(*where: object) -> str:

@@ -49,10 +49,6 @@ class RunFiles:
         return self.source / RUN_FILE if self.is_dir else None
 
     @property
-    def retried_errors(self) -> Path:
-        return self.trajectories.with_name(self.trajectories.stem + ".errors.jsonl")
-
-    @property
     def label(self) -> str:
         return self.source.name if self.is_dir else self.trajectories.stem
 

@@ -590,11 +590,6 @@ def _http_status(refusal: Refusal) -> int:
     return 202 if refusal.quiet and not refusal.answer else 400
 
 
-def bearer_guard(app: ASGIApp, token: str) -> HttpFront:
-    """Only requests to the endpoint with the bearer token reach `app`: others get 404, or 401 without the token."""
-    return HttpFront(app, token)
-
-
 async def _body(receive: Receive) -> bytes | None:
     """The request's body, or None once it passes the size limit."""
     chunks, size = [], 0
