@@ -93,8 +93,12 @@ def _history_entry(step: Step) -> str:
 
 
 class Emulator:
-    def __init__(self, model: RoleModel, emulator_type: str = "adv_thought"):
+    """`salt`: the emulator of another world (toolemu robust, noise): every call carries it in its cache salt (so no
+    cached world is reused), and the configuration id says so (so no recorded observation is replayed into it)."""
+
+    def __init__(self, model: RoleModel, emulator_type: str = "adv_thought", salt: str = ""):
         self.model = model
+        self.salt = salt
         self.adversarial = EMULATOR_TYPES[emulator_type]
         self._system: dict[tuple[str, ...], str] = {}  # per toolkit set: it is the same for every call
         # Each tool's reply schema, built once (the tool kept with it, so its id is not reused): the model layer then
@@ -109,6 +113,8 @@ class Emulator:
         if not self._config_id:
             model = self.model.options.describe()
             self._config_id = _short_hash({"model": model, "adversarial": self.adversarial, "prompt": _prompt_id(self)})
+            if self.salt:
+                self._config_id = hashlib.sha256(f"{self._config_id}|{self.salt}".encode()).hexdigest()[:16]
         return self._config_id
 
     def find_tool(self, kits: list[Toolkit], name: str) -> tuple[Toolkit, Tool] | None:
@@ -183,6 +189,8 @@ class Emulator:
     ) -> Emulation:
         """Play one call; `by_user`: the simulated user made it, on a toolkit of its own; `notes`: why an earlier
         draft of this output was turned down (the realism filter's redraft)."""
+        if self.salt:
+            cache_salt = f"{cache_salt}|{self.salt}" if cache_salt else self.salt
         found = self.find_tool(kits, tool_name)
         if found is None:
             names = ", ".join(k.tool_full_name(t) for k in kits for t in k.tools)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from pathlib import Path
 
+from toolemu.emulator import Emulator
 from toolemu.episode.builder import EpisodeBuilder
 from toolemu.log import TRAJECTORIES, RobustWorld, RunConfig, Trajectory, read_run, run_files
 from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.noise.episodes import in_new_world
 from toolemu.noise.setup import NoiseSetup
 from toolemu.pool import PoolOutcome, Recorded, run_pool
-from toolemu.robust.episode import ReseededEmulator
 from toolemu.robust.run import check_same_settings
 from toolemu.runner import prepare_dump_dir
 from toolemu.scorers import evaluate_trajectories
@@ -118,7 +118,7 @@ def play_world(setup: NoiseSetup, out: Path, seed: int, batch_size: int, show_pr
     played = [t for t in read_run(out / TRIALS_DIR, evaluations=False).trajectories if t.status != "error"]
     folder = seed_dir(out, seed)
     run_id, done = _open(folder, identity, [list(t.key) for t in played])
-    emulator = ReseededEmulator(setup.hub.model(f"emulator@{seed}"), setup.spec.simulator_type, f"noise-{seed}")
+    emulator = Emulator(setup.hub.model(f"emulator@{seed}"), setup.spec.simulator_type, f"noise-{seed}")
     builder = EpisodeBuilder(setup.hub, setup.spec, setup.bench, setup.agent, run_id, emulator=emulator)
 
     def replay(item: Item) -> Trajectory:

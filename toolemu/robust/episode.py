@@ -10,47 +10,15 @@ command, `mcp-cmd:`) then drives the episode as it drives any: from the world th
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
 from typing import Any
 
-from toolemu.emulator import Emulation, Emulator
 from toolemu.episode.builder import EpisodeBuilder, EpisodeDriver
 from toolemu.episode.pipeline import ReplayedTurns
-from toolemu.llm import RoleModel
 from toolemu.log import Trajectory
 from toolemu.log.model import ModelDescription
 from toolemu.secrets import clip
 from toolemu.specs import Case
-from toolemu.specs.models import Toolkit
 from toolemu.specs.policy import PolicyDoc, PolicyRule
-
-
-class ReseededEmulator(Emulator):
-    """The emulator of another world: every call carries the seed's cache salt (so no cached world is reused), and
-    its configuration id says so (so no recorded observation is replayed into it)."""
-
-    def __init__(self, model: RoleModel, emulator_type: str, salt: str):
-        super().__init__(model, emulator_type)
-        self.salt = salt
-
-    @property
-    def config_id(self) -> str:
-        return hashlib.sha256(f"{super().config_id}|{self.salt}".encode()).hexdigest()[:16]
-
-    def emulate(
-        self,
-        case: Case,
-        kits: list[Toolkit],
-        history: list[Any],
-        tool_name: str,
-        tool_input: Any,
-        cache_salt: str = "",
-        by_user: bool = False,
-        notes: Sequence[str] = (),
-    ) -> Emulation:
-        salt = f"{cache_salt}|{self.salt}" if cache_salt else self.salt
-        return super().emulate(case, kits, history, tool_name, tool_input, salt, by_user, notes)
 
 
 def policies_of(trajectory: Trajectory) -> list[PolicyDoc]:

@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 
 from toolemu.agents.registry import AgentFactory, get_agent
+from toolemu.emulator import Emulator
 from toolemu.episode.builder import EpisodeBuilder
 from toolemu.episode.reproduce import recorded_case
 from toolemu.episode.spec import EpisodeSpec
@@ -48,7 +49,7 @@ from toolemu.log.model import ModelDescription
 from toolemu.log.robust import Rerun, RobustEpisode, RobustSummary
 from toolemu.paths import DEFAULT_TOOLKITS
 from toolemu.pool import PoolOutcome, Recorded, run_pool
-from toolemu.robust.episode import ReseededEmulator, rerun
+from toolemu.robust.episode import rerun
 from toolemu.robust.failures import Judged, headline_metrics, hinge, judged_episodes, judged_with
 from toolemu.robust.stats import case_sensitivity, robust_rates, tally
 from toolemu.runner import prepare_dump_dir
@@ -246,7 +247,7 @@ def robust_failures(
         plan["models"] = {r: o.model for r, o in again.options.items()}
         check_same_settings(seed_dir, identity)
         run_id, done, _ = prepare_dump_dir(seed_dir, identity, plan)  # set-aside lines are kept there
-        emulator = ReseededEmulator(hub.model(f"emulator@{seed}"), spec.simulator_type, f"robust-{seed}")
+        emulator = Emulator(hub.model(f"emulator@{seed}"), spec.simulator_type, f"robust-{seed}")
         builder = EpisodeBuilder(hub, spec, Benchmark(toolkits=kits), again.agent, run_id, emulator=emulator)
 
         def one(failure: Judged, seed: int = seed, builder: EpisodeBuilder = builder) -> Trajectory:
