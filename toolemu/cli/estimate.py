@@ -29,14 +29,7 @@ def stdin_is_terminal() -> bool:
         return False
 
 
-def _check(flags: EstimateFlags) -> None:
-    limits.CONFIRM_ABOVE.check(flags.confirm_above)
-    limit = flags.confirm_above
-    if flags.estimate_from is not None and not flags.estimate and limit is None:
-        raise InputError.single("command line", "expected with --estimate or --confirm-above", field="--estimate-from")
-
-
-def plan_estimate(
+def estimate_step(
     flags: EstimateFlags,
     settings: "LLMSettings",
     config: "RunConfig",
@@ -46,9 +39,15 @@ def plan_estimate(
     scorers: Sequence[str] = (),
     samples: int = 1,
     judges: Sequence[str] = (),
-) -> "RunEstimate":
-    """The run's estimate: its pairs, its roles' models and its judges (`scorers`, by `judges` when a panel), scaled
-    from the shipped token profile or `--estimate-from`'s run."""
+) -> None:
+    """Before a run: nothing unless --estimate or --confirm-above is given; then the run's estimate (its pairs, its
+    roles' models and its judges: `scorers`, by `judges` when a panel), scaled from the shipped token profile or
+    `--estimate-from`'s run, printed or asked about (act_on_estimate)."""
+    limits.CONFIRM_ABOVE.check(flags.confirm_above)
+    if flags.estimate_from is not None and not flags.estimate and flags.confirm_above is None:
+        raise InputError.single("command line", "expected with --estimate or --confirm-above", field="--estimate-from")
+    if not flags.estimate and flags.confirm_above is None:
+        return
     from toolemu.episode.spec import EpisodeSpec
     from toolemu.log import run_files
     from toolemu.reporting.estimate import Judge, TokenProfile, estimate_run, profile_of_runs, shipped_profile
@@ -80,7 +79,7 @@ def plan_estimate(
             f"{dump_dir} already holds {done} of these pairs finished: a resume runs only the rest (the estimate "
             "counts every selected pair)"
         )
-    return estimate
+    act_on_estimate(flags, estimate)
 
 
 def _finished(dump_dir: Path, selected: set[tuple[str, int]]) -> int:
@@ -119,22 +118,3 @@ def act_on_estimate(flags: EstimateFlags, estimate: "RunEstimate") -> None:
         typer.echo(line)
     if not typer.confirm(f"{why}. Run it?"):
         raise typer.Exit(1)
-
-
-def estimate_step(
-    flags: EstimateFlags,
-    settings: "LLMSettings",
-    config: "RunConfig",
-    dump_dir: Path,
-    cases: Sequence[Path] | None,
-    toolkits: Sequence[Path] | None,
-    scorers: Sequence[str] = (),
-    samples: int = 1,
-    judges: Sequence[str] = (),
-) -> None:
-    """Before a run: nothing unless --estimate or --confirm-above is given."""
-    _check(flags)
-    if not flags.estimate and flags.confirm_above is None:
-        return
-    estimate = plan_estimate(flags, settings, config, dump_dir, cases, toolkits, scorers, samples, judges)
-    act_on_estimate(flags, estimate)
