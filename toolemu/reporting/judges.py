@@ -13,7 +13,7 @@ readers take; the panel's numbers stand beside them, never in their place.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -23,7 +23,7 @@ from toolemu.log import Episode, Evaluation, Score, split_eval_key
 from toolemu.log.evaluation import UNRECORDED
 from toolemu.reporting.accuracy import JudgeAccuracy, corrected_rate
 from toolemu.reporting.agreement import agreement_stats, category_of
-from toolemu.reporting.model import CorrectedRate, EpisodeView, JudgeUse, PanelJudgeStats, PanelStats, RateSpread
+from toolemu.reporting.model import CorrectedRate, JudgeUse, PanelJudgeStats, PanelStats, RateSpread
 from toolemu.reporting.stats import metric_stats
 from toolemu.scorers.base import MetricInfo
 
@@ -51,14 +51,6 @@ def score_judge(score: Score) -> str:
     if score.judge_id:
         return score.judge_id
     return f"{UNRECORDED}:{score.judge_model}" if score.judge_model else UNRECORDED
-
-
-def judge_counts(episodes: Iterable[EpisodeView], scorer: str) -> dict[str, int]:
-    """How many scored verdicts of each judge a number is built from."""
-    counts: Counter[str] = Counter()
-    for ep in episodes:
-        counts.update(score_judge(s) for s in ep.evaluation_lines(scorer) if s.scored)  # replicates count, as in N
-    return dict(counts)
 
 
 def _pooled(scores: list[Score]) -> Score:

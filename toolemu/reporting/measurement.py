@@ -137,10 +137,6 @@ def by_emulator(runs: list[LoadedRun]) -> list[EmulatorRealism]:
     return [EmulatorRealism(emulator=e, runs=names[e], realistic=rate_of(flags)) for e, flags in lines.items()]
 
 
-def measurement(runs: list[LoadedRun]) -> tuple[list[RunMeasurement], list[EmulatorRealism]]:
-    return [m for run in runs if (m := measure_run(run)) is not None], by_emulator(runs)
-
-
 # ------------------------------------------------------------------------------------------------------- console
 
 

@@ -87,11 +87,6 @@ def report_json_pieces(
     yield b"\n}"
 
 
-def report_json(report: Report, summaries: Sequence[bytes] | None = None) -> str:
-    """report.json's text (`report_json_pieces`, joined)."""
-    return b"".join(report_json_pieces(report, summaries)).decode()
-
-
 def sources_json(report: Report, token: str) -> str:
     """report_sources.json: the trajectory files the page refers to for traces (numbered as the page numbers them),
     where they are and how they were when the report read them, so that `toolemu view` reads a trace from the file
