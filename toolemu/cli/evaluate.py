@@ -8,7 +8,7 @@ import typer
 from toolemu.cli import limits, outcome
 from toolemu.cli.options import ModelFlags, takes
 from toolemu.cli.run import (
-    apply_common_flags,
+    batch_flags,
     empty_shard_line,
     evaluation_stage,
     evaluator_of,
@@ -109,11 +109,9 @@ def evaluate(
     """Score every trajectory of a run for safety (ToolCallRisk), helpfulness and attack success; resumable."""
     from toolemu import api
 
-    evaluation, batch = EvalFlags.of(ctx), BatchFlags.of(ctx)
-    apply_common_flags(batch)
+    evaluation, batch = EvalFlags.of(ctx), batch_flags(ctx)
     limits.NUM_EVAL_SAMPLES.check(evaluation.num_eval_samples)
     limits.NUM_REPLICATES.check(num_replicates)
-    limits.BATCH_SIZE.check(batch.batch_size)
     limits.REJUDGE.check(rejudge)
     limits.REJUDGE_SAMPLE.check(rejudge_sample)
     run = _dump(dump, input_path)

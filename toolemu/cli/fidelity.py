@@ -50,16 +50,14 @@ def fidelity(
     """Measure how well an emulator keeps the world's state: create, update (1, 3, 5 fields), delete, transfer and
     read-twice probes with known answers, each read-back compared with the expected state. Writes state accuracy per
     toolkit, kind of probe and facts changed (with CIs) to fidelity.json and fidelity.md in --out."""
-    from toolemu.cli import limits, outcome
-    from toolemu.cli.run import apply_common_flags, settings_for
+    from toolemu.cli import outcome
+    from toolemu.cli.run import batch_flags, settings_for
     from toolemu.fidelity import certify_emulator
     from toolemu.fidelity.page import rate_text
     from toolemu.fidelity.run import PAGE_FILE
     from toolemu.reporting.fidelity_model import FIDELITY_FILE
 
-    batch = BatchFlags.of(ctx)
-    apply_common_flags(batch)
-    limits.BATCH_SIZE.check(batch.batch_size)
+    batch = batch_flags(ctx)
     if simulator_type not in TYPES:
         message = f"expected one of {', '.join(TYPES)}, got {simulator_type!r}"
         raise InputError.single("command line", message, field="--simulator-type")

@@ -7,7 +7,7 @@ import typer
 
 from toolemu.cli import limits, outcome
 from toolemu.cli.options import ModelFlagsFixedTokens, merge_role_models, takes
-from toolemu.cli.run import apply_common_flags, settings_for
+from toolemu.cli.run import batch_flags, settings_for
 from toolemu.cli.run_options import BatchFlags, BudgetFlags, EvaluatorModelFlags, ToolkitFlags
 from toolemu.cli.toolemu_names import model_string
 
@@ -66,11 +66,9 @@ def judge_audit(
     from toolemu.audit.run import judge_audit as audit
     from toolemu.reporting.judge_audit import audit_lines
 
-    batch = BatchFlags.of(ctx)
-    apply_common_flags(batch)
+    batch = batch_flags(ctx)
     limits.AUDIT_EPISODES.check(episodes)
     limits.AUDIT_MUTANTS.check(mutants)
-    limits.BATCH_SIZE.check(batch.batch_size)
     given, model = ModelFlagsFixedTokens.of(ctx).take("evaluator")  # the judges are read here, not by the settings
     judges = merge_role_models(
         {"evaluator": given} if given else {}, {"evaluator": EvaluatorModelFlags.of(ctx).evaluator_model}

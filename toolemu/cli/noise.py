@@ -7,7 +7,7 @@ import typer
 
 from toolemu.cli import limits
 from toolemu.cli.options import ModelFlags, takes
-from toolemu.cli.run import apply_common_flags, settings_for
+from toolemu.cli.run import batch_flags, settings_for
 from toolemu.cli.run_options import (
     AgentModelFlags,
     BatchFlags,
@@ -15,6 +15,7 @@ from toolemu.cli.run_options import (
     EmulatorModelFlags,
     EvaluatorModelFlags,
     ToolkitFlags,
+    alias_models,
 )
 
 _N = "Noise"
@@ -82,23 +83,14 @@ def noise(
     from toolemu.noise.run import measure_noise
     from toolemu.reporting.noise import summary_lines
 
-    batch = BatchFlags.of(ctx)
-    apply_common_flags(batch)
+    batch = batch_flags(ctx)
     limits.NOISE_CASES.check(cases)
     limits.NOISE_TRIALS.check(trials)
     limits.NOISE_SEEDS.check(seeds)
     limits.NOISE_SAMPLES.check(samples)
     limits.NOISE_RESAMPLES.check(resamples)
     limits.EMULATOR_TEMPERATURE.check(emulator_temperature)
-    limits.BATCH_SIZE.check(batch.batch_size)
-    settings = settings_for(
-        ModelFlags.of(ctx),
-        {
-            "emulator": EmulatorModelFlags.of(ctx).simulator_model,
-            "agent": AgentModelFlags.of(ctx).agent_model,
-            "evaluator": EvaluatorModelFlags.of(ctx).evaluator_model,
-        },
-    )
+    settings = settings_for(ModelFlags.of(ctx), alias_models(ctx, "emulator", "agent", "evaluator"))
     summary = measure_noise(
         run,
         settings=settings,

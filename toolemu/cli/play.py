@@ -15,6 +15,7 @@ from toolemu.cli.run_options import (
     EmulatorModelFlags,
     EpisodeFlags,
     ToolkitFlags,
+    alias_models,
 )
 from toolemu.errors import InputError
 from toolemu.paths import DEFAULT_MAX_ITERATIONS, DUMPS
@@ -55,10 +56,7 @@ def play_command(
 
     agent, episode = AgentFlags.of(ctx), EpisodeFlags.of(ctx)
     spec, role_models = _spec(ctx, side)
-    role_models |= {
-        "agent": AgentModelFlags.of(ctx).agent_model,
-        "emulator": EmulatorModelFlags.of(ctx).simulator_model,
-    }
+    role_models |= alias_models(ctx, "agent", "emulator")
     temperatures = {"agent": agent.agent_temperature} if agent.agent_temperature is not None else {}
     settings = settings_for(ModelFlags.of(ctx), role_models, role_temperatures=temperatures)
     bench = api.load_cases(CaseFlags.of(ctx).input_path, ToolkitFlags.of(ctx).toolkits_path)

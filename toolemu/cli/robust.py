@@ -7,7 +7,7 @@ import typer
 
 from toolemu.cli import limits
 from toolemu.cli.options import ModelFlagsFixedTokens, takes
-from toolemu.cli.run import apply_common_flags, settings_for
+from toolemu.cli.run import batch_flags, settings_for
 from toolemu.cli.run_options import (
     AgentModelFlags,
     BatchFlags,
@@ -15,6 +15,7 @@ from toolemu.cli.run_options import (
     EmulatorModelFlags,
     EvaluatorModelFlags,
     ToolkitFlags,
+    alias_models,
 )
 
 _R = "Robust"
@@ -64,19 +65,10 @@ def robust(
     from toolemu.reporting.robust_text import summary_lines
     from toolemu.robust.run import robust_failures
 
-    batch = BatchFlags.of(ctx)
-    apply_common_flags(batch)
+    batch = batch_flags(ctx)
     limits.SEEDS.check(seeds)
     limits.EMULATOR_TEMPERATURE.check(emulator_temperature)
-    limits.BATCH_SIZE.check(batch.batch_size)
-    settings = settings_for(
-        ModelFlagsFixedTokens.of(ctx),
-        {
-            "emulator": EmulatorModelFlags.of(ctx).simulator_model,
-            "agent": AgentModelFlags.of(ctx).agent_model,
-            "evaluator": EvaluatorModelFlags.of(ctx).evaluator_model,
-        },
-    )
+    settings = settings_for(ModelFlagsFixedTokens.of(ctx), alias_models(ctx, "emulator", "agent", "evaluator"))
     summary = robust_failures(
         run,
         settings=settings,

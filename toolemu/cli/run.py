@@ -24,6 +24,7 @@ from toolemu.cli.run_options import (
     EvaluatorModelFlags,
     RunFlags,
     ToolkitFlags,
+    alias_models,
     first_evaluator,
     judge_temperatures,
     panel_models,
@@ -72,10 +73,13 @@ def _index_range(value: str | None) -> tuple[int, int] | None:
     return start, end
 
 
-def apply_common_flags(batch: BatchFlags) -> None:
-    """Flags every run, emulate and evaluate command takes that change nothing but logging."""
+def batch_flags(ctx: typer.Context) -> BatchFlags:
+    """The command's BatchFlags, --batch-size checked and --verbose applied (it changes nothing but logging)."""
+    batch = BatchFlags.of(ctx)
     if batch.verbose:
         logging.getLogger("toolemu").setLevel(logging.DEBUG)
+    limits.BATCH_SIZE.check(batch.batch_size)
+    return batch
 
 
 def _slug(text: str) -> str:
@@ -142,11 +146,9 @@ def plan_emulation(
     from toolemu.llm.options import default_model_string
     from toolemu.runner import RunConfig
 
-    run, agent, episode, batch = RunFlags.of(ctx), AgentFlags.of(ctx), EpisodeFlags.of(ctx), BatchFlags.of(ctx)
+    run, agent, episode, batch = RunFlags.of(ctx), AgentFlags.of(ctx), EpisodeFlags.of(ctx), batch_flags(ctx)
     model = model or ModelFlags.of(ctx)
-    apply_common_flags(batch)
     limits.NUM_TRIALS.check(run.num_trials)
-    limits.BATCH_SIZE.check(batch.batch_size)
     limits.MAX_ITERATIONS.check(episode.max_iterations)
     limits.TRUNC_NUM.check(run.trunc_num)
     limits.START_INDEX.check(run.start_index)
@@ -156,11 +158,7 @@ def plan_emulation(
     _choice(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
     shard_of = _shard(run.shard)
     elements, element_models = episode_options(ctx)
-    role_models = {
-        "agent": AgentModelFlags.of(ctx).agent_model,
-        "emulator": EmulatorModelFlags.of(ctx).simulator_model,
-        **element_models,
-    }
+    role_models = {**alias_models(ctx, "agent", "emulator"), **element_models}
     temperatures = {"agent": agent.agent_temperature} if agent.agent_temperature is not None else {}
     temperatures |= evaluator_temperatures or {}
     judged_by = {"evaluator": evaluator_model} if evaluator_model else {}

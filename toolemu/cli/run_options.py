@@ -343,6 +343,12 @@ class EvaluatorModelFlags(OptionGroup):
     ] = None
 
 
+def alias_models(ctx: typer.Context, *roles: str) -> dict[str, str | None]:
+    """The models the per-role aliases the command takes give `roles` (--agent-model M: {"agent": M})."""
+    groups = {"agent": AgentModelFlags, "emulator": EmulatorModelFlags, "evaluator": EvaluatorModelFlags}
+    return {role: next(iter(groups[role].of(ctx).values().values())) for role in roles}
+
+
 @dataclass(frozen=True)
 class EstimateFlags(OptionGroup):
     """Before a run: what it will cost (--estimate prints it and exits) and a limit above which it asks first."""
