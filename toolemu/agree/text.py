@@ -5,20 +5,15 @@ from __future__ import annotations
 
 from toolemu.agree.compare import AgreeResult, MetricAgreement, SideSummary
 from toolemu.reporting.model import AgreementStats
+from toolemu.reporting.text_parts import num, pct
 
 
 def _pct(value: float | None, ci: tuple[float, float] | None = None) -> str:
-    if value is None:
-        return "-"
-    band = "" if ci is None else f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]"
-    return f"{value * 100:.1f}%{band}"
+    return pct(value, ci, digits=1)
 
 
 def _num(value: float | None, ci: tuple[float, float] | None = None) -> str:
-    if value is None:
-        return "undefined"
-    band = "" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
-    return f"{value:.2f}{band}"
+    return num(value, ci, missing="undefined")
 
 
 def _who(side: SideSummary) -> str:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from toolemu.errors import first_error
 from toolemu.log.judge_audit import AuditedJudge, JudgeAuditFile, RunAudit, Share, audit_path
 from toolemu.reporting.load import LoadedRun
+from toolemu.reporting.text_parts import pct
 
 NOT_MEASURED = "not measured (toolemu judge-audit RUN plants known violations and counts what each judge catches)"
 
@@ -35,20 +36,17 @@ def run_audits(runs: Sequence[LoadedRun]) -> list[RunAudit]:
     return found
 
 
-def pct(s: Share) -> str:
-    if s.rate is None:
-        return "-"
-    ci = f" [{100 * s.ci[0]:.0f}, {100 * s.ci[1]:.0f}]" if s.ci is not None else ""
-    return f"{100 * s.rate:.0f}%{ci} of {s.of}"
+def _share(s: Share) -> str:
+    return "-" if s.rate is None else f"{pct(s.rate, s.ci)} of {s.of}"
 
 
 def judge_line(run: str, j: AuditedJudge) -> str:
-    kinds = ", ".join(f"{k.kind} {pct(k.caught)}" for k in j.kinds if k.caught.of)
-    catch = f"catch rate {pct(j.catch)} mutants" if j.catch.of else "no mutant of its kinds was judged"
+    kinds = ", ".join(f"{k.kind} {_share(k.caught)}" for k in j.kinds if k.caught.of)
+    catch = f"catch rate {_share(j.catch)} mutants" if j.catch.of else "no mutant of its kinds was judged"
     line = (
         f"judge audit {run} {j.scorer}: {j.label or j.model} ({'headline' if j.headline else 'panel'}): {catch}"
         + (f" ({kinds})" if kinds else "")
-        + f"; false alarm rate {pct(j.false_alarm)} controls"
+        + f"; false alarm rate {_share(j.false_alarm)} controls"
         + (f"; {j.errors} judgements failed" if j.errors else "")
     )
     if j.blind:

@@ -5,20 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from toolemu.reporting.model import AgreementStats, CorrectedRate, JudgeUse, PanelStats, Report
-
-
-def _pct(value: float | None, ci: tuple[float, float] | None = None) -> str:
-    if value is None:
-        return "-"
-    band = "" if ci is None else f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]"
-    return f"{value * 100:.0f}%{band}"
-
-
-def _num(value: float | None, ci: tuple[float, float] | None = None) -> str:
-    if value is None:
-        return "-"
-    band = "" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
-    return f"{value:.2f}{band}"
+from toolemu.reporting.text_parts import num, pct
 
 
 def judge_line(run: str, scorer: str, uses: list[JudgeUse]) -> str:
@@ -33,22 +20,22 @@ def judge_line(run: str, scorer: str, uses: list[JudgeUse]) -> str:
 
 
 def panel_line(p: PanelStats) -> str:
-    spread = ", ".join(f"{s.rate} {_pct(s.low)}-{_pct(s.high)}" for s in p.spread)
-    majority = f"{_pct(p.majority.binarized_rate, p.majority.binarized_ci)}"
+    spread = ", ".join(f"{s.rate} {pct(s.low)}-{pct(s.high)}" for s in p.spread)
+    majority = f"{pct(p.majority.binarized_rate, p.majority.binarized_ci)}"
     return (
         f"panel {p.run} {p.scorer} ({len(p.judges)} judges; {p.complete} episodes all scored, {p.incomplete} not all): "
-        f"across judges {spread or '-'}; panel mean {_num(p.mean.mean, p.mean.mean_ci)}, rate of the mean "
-        f"{_pct(p.mean.binarized_rate, p.mean.binarized_ci)}, majority rate {majority}"
+        f"across judges {spread or '-'}; panel mean {num(p.mean.mean, p.mean.mean_ci)}, rate of the mean "
+        f"{pct(p.mean.binarized_rate, p.mean.binarized_ci)}, majority rate {majority}"
     )
 
 
 def _kappa(value: float | None, ci: tuple[float, float] | None) -> str:
-    return "undefined" if value is None else _num(value, ci)  # both judges used one category
+    return num(value, ci, missing="undefined")  # None: both judges used one category
 
 
 def agreement_line(run: str, a: AgreementStats) -> str:
     return (
-        f"agreement {run} {a.scorer} {a.a} vs {a.b}: N={a.n}, raw {_pct(a.raw, a.raw_ci)}, "
+        f"agreement {run} {a.scorer} {a.a} vs {a.b}: N={a.n}, raw {pct(a.raw, a.raw_ci)}, "
         f"kappa {_kappa(a.kappa, a.kappa_ci)}, quadratic {_kappa(a.kappa_quadratic, a.kappa_quadratic_ci)}, "
         f"binarised (>= {a.threshold:g}) {_kappa(a.kappa_binary, a.kappa_binary_ci)}"
     )
@@ -59,7 +46,7 @@ def corrected_line(c: CorrectedRate) -> str:
     notes = f" ({'; '.join(c.notes)})" if c.notes else ""
     return (
         f"corrected {c.run} {c.scorer} {c.event} by {c.judge} (Se {c.sensitivity:.2f}, Sp {c.specificity:.2f}"
-        f"{labelled}): raw {_pct(c.raw, c.raw_ci)} of {c.n} -> {_pct(c.corrected, c.corrected_ci)}{notes}"
+        f"{labelled}): raw {pct(c.raw, c.raw_ci)} of {c.n} -> {pct(c.corrected, c.corrected_ci)}{notes}"
     )
 
 

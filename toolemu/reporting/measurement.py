@@ -20,6 +20,7 @@ from toolemu.reporting.measurement_model import (
 )
 from toolemu.reporting.model import EpisodeView, Report
 from toolemu.reporting.stats import bootstrap_mean_ci
+from toolemu.reporting.text_parts import pct
 from toolemu.scorers import AWARENESS, REALISM, SAFETY  # the scorers' declarations (MetricInfo), by their public names
 from toolemu.scorers.base import MetricInfo
 
@@ -140,26 +141,23 @@ def by_emulator(runs: list[LoadedRun]) -> list[EmulatorRealism]:
 # ------------------------------------------------------------------------------------------------------- console
 
 
-def pct(rate: Rate | None) -> str:
-    if rate is None or rate.rate is None:
-        return "-"
-    band = f" [{rate.ci[0] * 100:.0f}, {rate.ci[1] * 100:.0f}]" if rate.ci else ""
-    return f"{rate.rate * 100:.0f}%{band} of {rate.n}"
+def _rate(rate: Rate | None) -> str:
+    return "-" if rate is None or rate.rate is None else f"{pct(rate.rate, rate.ci)} of {rate.n}"
 
 
 def measurement_lines(report: Report) -> list[str]:
     """The console's account, one line per thing measured."""
     lines = []
     for m in report.measurement:
-        parts = [f"safe {pct(m.safe)}"]
+        parts = [f"safe {_rate(m.safe)}"]
         if m.realistic is not None:
             parts.append(
-                f"realistic {pct(m.realistic)} ({m.observations_flagged} of {m.observations_rated} observations "
+                f"realistic {_rate(m.realistic)} ({m.observations_flagged} of {m.observations_rated} observations "
                 f"flagged; episodes flagged by rules {m.episodes_flagged_by_rules}, by judge "
                 f"{m.episodes_flagged_by_judge})"
             )
         if m.aware is not None:
-            parts.append(f"aware {pct(m.aware)}; safe without aware episodes {pct(m.safe_unaware)}")
+            parts.append(f"aware {_rate(m.aware)}; safe without aware episodes {_rate(m.safe_unaware)}")
         lines.append(f"measurement {m.run}: " + "; ".join(parts))
         if (f := m.realism_filter) is not None:
             lines.append(
@@ -173,5 +171,5 @@ def measurement_lines(report: Report) -> list[str]:
                 f"{u.fixed} fixed by asking again, {u.marked} stand marked (in {u.episodes_marked} episodes)"
             )
     for e in report.realism_by_emulator:
-        lines.append(f"realism by emulator {e.emulator}: realistic {pct(e.realistic)} (runs: {', '.join(e.runs)})")
+        lines.append(f"realism by emulator {e.emulator}: realistic {_rate(e.realistic)} (runs: {', '.join(e.runs)})")
     return lines

@@ -25,6 +25,7 @@ from toolemu.reporting.noise_model import (
     measured_metric,
     noise_text,
 )
+from toolemu.reporting.text_parts import pct
 
 NOT_MEASURED = "not measured (toolemu noise RUN splits each headline's spread into agent, emulator and judge)"
 
@@ -68,13 +69,8 @@ def headline_scorers(report: Report, g: GroupStats) -> list[str]:
     return [i.name for i in report.scorers if measured_metric(i) and (m := g.metric(i.name)) is not None and m.n]
 
 
-def _ci(ci: tuple[float, float] | None) -> str:
-    return f" [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]" if ci is not None else ""
-
-
 def component_text(c: Component) -> str:
-    share = f"{100 * c.share:.0f}%{_ci(c.share_ci)}" if c.share is not None else "-"
-    return f"{c.name} {share} (sd {c.sd:.3f})"
+    return f"{c.name} {pct(c.share, c.share_ci)} (sd {c.sd:.3f})"
 
 
 def metric_line(run: str, m: MetricNoise) -> str:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from toolemu.reporting.text_parts import pct
 from toolemu.scorers.base import MetricInfo
 from toolemu.version import SCHEMA_VERSION
 
@@ -158,10 +159,6 @@ class RunNoise(BaseModel):
         return self.summary.metric(scorer) if self.summary is not None else None
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
 def noise_text(m: MetricNoise | None) -> str:
     """Beside a headline: "±x, of which agent a%, emulator e%, judge j%" (x in points of the rate), or why not."""
     if m is None:
@@ -169,7 +166,7 @@ def noise_text(m: MetricNoise | None) -> str:
     if m.headline_sd is None:
         return f"not measured ({m.degenerate})" if m.degenerate else "not measured"
     head = f"±{100 * m.headline_sd:.1f} pts"
-    shares = [f"{c.name} {_pct(c.share)}" for c in m.components if c.share is not None]
+    shares = [f"{c.name} {pct(c.share)}" for c in m.components if c.share is not None]
     text = f"{head}, of which {', '.join(shares)}" if shares else f"{head} ({m.degenerate.split('; ')[0] or NO_SPREAD})"
     if m.not_measured:
         text += f"; {', '.join(m.not_measured)} not measured"

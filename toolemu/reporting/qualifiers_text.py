@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from toolemu.reporting.model import GroupStats, Report
 from toolemu.reporting.qualifiers import FlipStats, RunCost
+from toolemu.reporting.text_parts import pct
 
 
 def money(value: float | None, lower_bound: bool = False) -> str:
@@ -15,23 +16,17 @@ def money(value: float | None, lower_bound: bool = False) -> str:
     return (">= " if lower_bound else "") + text
 
 
-def share(value: float | None, ci: tuple[float, float] | None = None) -> str:
-    if value is None:
-        return "-"
-    return f"{100 * value:.0f}%" + (f" [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]" if ci is not None else "")
-
-
 def unpriced_text(cost: RunCost) -> str:
     return ", ".join(f"{model}: {n} calls" for model, n in cost.unpriced.items())
 
 
 def flip_line(f: FlipStats) -> str:
     line = (
-        f"judge flip rate {f.run} {f.scorer}: {share(f.rate, f.ci)} of {f.episodes} re-judged episodes "
+        f"judge flip rate {f.run} {f.scorer}: {pct(f.rate, f.ci)} of {f.episodes} re-judged episodes "
         f"({f.flipped} flipped, {f.times} re-judgements each, judge {f.judge or '-'})"
     )
     if f.unstable:
-        line += f" - UNSTABLE: above {share(f.threshold)}, its headline rate may not hold"
+        line += f" - UNSTABLE: above {pct(f.threshold)}, its headline rate may not hold"
     return line
 
 
@@ -40,7 +35,7 @@ def cost_line(c: RunCost) -> str:
     parts = [
         f"cost {c.run}: {money(c.total_usd, low)} for {c.episodes} episodes",
         f"{money(c.per_episode, low)} per episode",
-        f"judges {share(c.judge_share)} of it",
+        f"judges {pct(c.judge_share)} of it",
     ]
     parts += [f"{money(v, low)} per judged {name} failure" for name, v in c.per_failure.items()]
     if c.robust_failures is not None:

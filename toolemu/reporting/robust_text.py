@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from toolemu.log.robust import Rate, RobustSummary
+from toolemu.reporting.text_parts import pct
 
 
 def rate_text(r: Rate) -> str:
-    if r.rate is None:
-        return f"- ({r.count} of {r.of})"
-    band = f" [{100 * r.ci[0]:.0f}, {100 * r.ci[1]:.0f}]" if r.ci is not None else ""
-    return f"{100 * r.rate:.0f}%{band} ({r.count} of {r.of})"
+    return f"{pct(r.rate, r.ci)} ({r.count} of {r.of})"
 
 
 def summary_lines(s: RobustSummary, limit: int = 20) -> list[str]:
@@ -27,8 +25,8 @@ def summary_lines(s: RobustSummary, limit: int = 20) -> list[str]:
     if flipped:
         lines.append("  emulator sensitivity per case (judged re-runs in which the failure did not recur):")
         for c in flipped[:limit]:
-            share = f"{100 * c.flip_rate:.0f}%" if c.flip_rate is not None else "-"
-            lines.append(f"    {c.case_name}: {c.flipped} of {c.reruns} flipped ({share}), {c.failures} failing trials")
+            flips = f"{c.flipped} of {c.reruns} flipped ({pct(c.flip_rate)})"
+            lines.append(f"    {c.case_name}: {flips}, {c.failures} failing trials")
         if len(flipped) > limit:
             lines.append(f"    and {len(flipped) - limit} more (robust.json: cases)")
     lines += [f"  note: {n}" for n in s.notes]

@@ -24,22 +24,8 @@ from toolemu.reporting.model import ANY_THREAT, NO_THREAT, GroupStats, MetricSta
 from toolemu.reporting.noise import noise_cells, noise_columns, noise_lines
 from toolemu.reporting.qualifiers_text import qualifier_cells, qualifier_columns, qualifier_lines
 from toolemu.reporting.robust_text import report_line
+from toolemu.reporting.text_parts import band, num, pct
 from toolemu.scorers.base import MetricInfo
-
-
-def _num(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def _ci(ci: tuple[float, float] | None, digits: int = 2) -> str:
-    return "" if ci is None else f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
-
-
-def _pct(value: float | None, ci: tuple[float, float] | None = None) -> str:
-    if value is None:
-        return "-"
-    band = "" if ci is None else f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]"
-    return f"{value * 100:.0f}%{band}"
 
 
 def status_line(g: GroupStats) -> str:
@@ -80,11 +66,11 @@ def console_table(g: GroupStats, infos: list[MetricInfo]) -> Table:
         table.add_row(
             info.name,
             str(m.n),
-            _num(m.mean),
-            _ci(m.mean_ci).strip() or "-",
-            _num(m.std),
-            _pct(m.binarized_rate),
-            _pct(m.failure_incidence),
+            num(m.mean),
+            band(m.mean_ci).strip() or "-",
+            num(m.std),
+            pct(m.binarized_rate),
+            pct(m.failure_incidence),
             "-" if m.eval_failed is None else str(m.eval_failed),
         )
     return table
@@ -127,15 +113,15 @@ def _account(report: Report) -> list[tuple[str, list[str]]]:
         m = g.metric("attack")
         if attack is not None and m is not None and m.n:
             label = "all threats" if g.key == ANY_THREAT else g.key
-            attack_lines.append(f"attack success {g.run} {label}: {_pct(m.binarized_rate, m.binarized_ci)} of {m.n}")
+            attack_lines.append(f"attack success {g.run} {label}: {pct(m.binarized_rate, m.binarized_ci)} of {m.n}")
     passk = [
         f"pass^k {p.run} {p.scorer} ({p.cases} cases, {p.trials} trials): "
-        + ", ".join(f"k={k}: {_num(v)}" for k, v in enumerate(p.values, 1))
+        + ", ".join(f"k={k}: {num(v)}" for k, v in enumerate(p.values, 1))
         for p in report.pass_k
         if p.trials > 1
     ]
     paired = [
-        f"paired {d.scorer}: {d.b} - {d.a} = {_num(d.mean_diff)}{_ci(d.ci)} over {d.pairs} (case, trial) pairs"
+        f"paired {d.scorer}: {d.b} - {d.a} = {num(d.mean_diff)}{band(d.ci)} over {d.pairs} (case, trial) pairs"
         for d in report.paired
     ]
     if not report.paired and report.paired_note.startswith("none"):  # why no run was compared with another
@@ -204,8 +190,8 @@ def warning_lines(report: Report) -> list[str]:
     unstable = [f for f in report.flips if f.unstable]
     if unstable:
         lines.append(
-            f"judge flip rate above {_pct(unstable[0].threshold)} (the headline may not hold): "
-            + ", ".join(f"{f.run} {f.scorer} {_pct(f.rate)}" for f in unstable[:3])
+            f"judge flip rate above {pct(unstable[0].threshold)} (the headline may not hold): "
+            + ", ".join(f"{f.run} {f.scorer} {pct(f.rate)}" for f in unstable[:3])
             + (f" and {len(unstable) - 3} more" if len(unstable) > 3 else "")
         )
     kinds: dict[str, list[tuple[str, str]]] = {}
@@ -268,7 +254,7 @@ def board_lines(board: Leaderboard, rows: int, width: int = 80) -> list[str]:
         cells.append(str(row.episodes))
         for info in board.scorers:
             cell = row.cells.get(info.name)
-            cells.append("not evaluated" if cell is None or cell.failed is None else _pct(cell.rate, cell.ci))
+            cells.append("not evaluated" if cell is None or cell.failed is None else pct(cell.rate, cell.ci))
         body.append(cells)
     widths = [max(len(r[c]) for r in [heads, *body]) for c in range(len(heads))]
     names = list(range(1, 1 + run_column + len(shown)))  # the columns that may be cut
