@@ -48,121 +48,7 @@ if TYPE_CHECKING:
     from toolemu.llm import LLMSettings
 
 _M = "Model"
-Model = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--model",
-        metavar="[ROLE=]MODEL",
-        help="The model of every role, or with ROLE= of one role (repeatable; roles: agent, emulator, evaluator, "
-        "user, reviewer, monitor, realism, generator): openai:<m>, anthropic:<m>, vllm:<hf-id-or-path>[+<lora>], "
-        "local, local:<file.gguf>.",
-    ),
-]
-DryRun = Annotated[bool, typer.Option("--dry-run", help="--model mock for every role: no model at all.")]
-Temperature = Annotated[float, typer.Option(help="Sampling temperature.", rich_help_panel=_M)]
-MaxTokens = Annotated[
-    int, typer.Option(help=f"Max tokens per reply (at most {limits.MAX_TOKENS.most:,}).", rich_help_panel=_M)
-]
-# Unset means "as many as the command's reply schema can need", so no structured reply is cut off.
-MaxTokensAuto = Annotated[
-    int | None,
-    typer.Option(
-        help=f"Max tokens per reply (default: enough for the reply schema; at most {limits.MAX_TOKENS.most:,}).",
-        rich_help_panel=_M,
-    ),
-]
-# Unset means the backend's default (toolemu.llm.registry.Provider.default_max_tokens).
-MaxTokensBackend = Annotated[
-    int | None,
-    typer.Option(
-        help="Max tokens per reply (default: the backend's, 4096 for API and vLLM models, 512 for the embedded one; "
-        f"at most {limits.MAX_TOKENS.most:,}). A reply cut off at the limit is asked again with twice the room, up "
-        "to 4x; never used cut off.",
-        rich_help_panel=_M,
-    ),
-]
-Seed = Annotated[
-    int | None,
-    typer.Option(
-        "--seed",
-        "--random-seed",
-        "-seed",
-        help="Seed for sampling (where the backend takes one) and for --shuffle: 0 to 2^32-1.",
-        rich_help_panel=_M,
-    ),
-]
-BaseUrl = Annotated[
-    str | None,
-    typer.Option(help="OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenRouter).", rich_help_panel=_M),
-]
-ApiKeyEnv = Annotated[
-    str | None, typer.Option(help="Name of the environment variable holding the API key.", rich_help_panel=_M)
-]
-Timeout = Annotated[float, typer.Option(help="Seconds per model request (at most 86,400: a day).", rich_help_panel=_M)]
-Structured = Annotated[
-    str,
-    typer.Option(
-        help="Constrained decoding: auto, json_schema, json_object (llama.cpp server), prompt.",
-        rich_help_panel=_M,
-    ),
-]
-Cache = Annotated[str, typer.Option(help="Response cache: rw, ro or off.", rich_help_panel=_M)]
-CachePath = Annotated[Path, typer.Option(help="SQLite file of the response cache.", rich_help_panel=_M)]
-MaxTotalTokens = Annotated[
-    int | None,
-    typer.Option(
-        help=f"Stop new work past this many tokens (at most {limits.MAX_TOTAL_TOKENS.most:,}).", rich_help_panel=_M
-    ),
-]
-MaxCost = Annotated[
-    float | None,
-    typer.Option(help=f"Stop new work past this cost in USD (at most {limits.MAX_COST.most:,g}).", rich_help_panel=_M),
-]
-MaxCalls = Annotated[
-    int | None,
-    typer.Option(
-        help=f"Stop new work past this many model calls (at most {limits.MAX_CALLS.most:,}).", rich_help_panel=_M
-    ),
-]
-
-# How `vllm:<model>` starts its `vllm serve` (ignored with --base-url, which connects to a running server).
 _V = "vLLM server (vllm:<model>)"
-VllmTensorParallelSize = Annotated[
-    int | None, typer.Option(help="GPUs to shard the model over (at most 1,024).", rich_help_panel=_V)
-]
-VllmQuantization = Annotated[
-    str | None, typer.Option(help="Quantization method: awq, gptq, fp8, bitsandbytes, ...", rich_help_panel=_V)
-]
-VllmMaxModelLen = Annotated[
-    int | None, typer.Option(help="Context length in tokens (at most 100,000,000).", rich_help_panel=_V)
-]
-VllmGpuMemoryUtilization = Annotated[
-    float | None, typer.Option(help="Fraction of GPU memory vLLM may use (0-1].", rich_help_panel=_V)
-]
-VllmDtype = Annotated[
-    str | None, typer.Option(help="Weights dtype: auto, bfloat16, float16, float32.", rich_help_panel=_V)
-]
-VllmArg = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--vllm-arg",
-        metavar="<str>",
-        help="More `vllm serve` arguments, verbatim (repeatable; shell-split): --vllm-arg='--enforce-eager'.",
-        rich_help_panel=_V,
-    ),
-]
-VllmStartupTimeout = Annotated[
-    float | None,
-    typer.Option(
-        help="Seconds to wait for the server to be healthy (default 900, at most 86,400).", rich_help_panel=_V
-    ),
-]
-VllmLogDir = Annotated[
-    Path | None,
-    typer.Option(
-        help="Folder for the server's log (default: $TOOLEMU_VLLM_LOG_DIR or a temp folder).", rich_help_panel=_V
-    ),
-]
 
 Group = TypeVar("Group", bound="OptionGroup")
 Fn = TypeVar("Fn", bound=Callable[..., Any])
@@ -221,28 +107,114 @@ class ModelFlags(OptionGroup):
     """The model options (--model and --dry-run among the common options, the rest in the panels "Model" and "vLLM
     server"); an unset max tokens means each backend's default."""
 
-    model: Model = None
-    dry_run: DryRun = False
-    temperature: Temperature = 0.0
-    seed: Seed = None
-    base_url: BaseUrl = None
-    api_key_env: ApiKeyEnv = None
-    timeout: Timeout = 120.0
-    structured: Structured = "auto"
-    cache: Cache = "rw"
-    cache_path: CachePath = DEFAULT_CACHE_PATH
-    max_total_tokens: MaxTotalTokens = None
-    max_cost: MaxCost = None
-    max_calls: MaxCalls = None
-    vllm_tensor_parallel_size: VllmTensorParallelSize = None
-    vllm_quantization: VllmQuantization = None
-    vllm_max_model_len: VllmMaxModelLen = None
-    vllm_gpu_memory_utilization: VllmGpuMemoryUtilization = None
-    vllm_dtype: VllmDtype = None
-    vllm_arg: VllmArg = None
-    vllm_startup_timeout: VllmStartupTimeout = None
-    vllm_log_dir: VllmLogDir = None
-    max_tokens: MaxTokensBackend = None
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            metavar="[ROLE=]MODEL",
+            help="The model of every role, or with ROLE= of one role (repeatable; roles: agent, emulator, evaluator, "
+            "user, reviewer, monitor, realism, generator): openai:<m>, anthropic:<m>, vllm:<hf-id-or-path>[+<lora>], "
+            "local, local:<file.gguf>.",
+        ),
+    ] = None
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="--model mock for every role: no model at all.")] = False
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.", rich_help_panel=_M)] = 0.0
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            "--random-seed",
+            "-seed",
+            help="Seed for sampling (where the backend takes one) and for --shuffle: 0 to 2^32-1.",
+            rich_help_panel=_M,
+        ),
+    ] = None
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenRouter).", rich_help_panel=_M),
+    ] = None
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Name of the environment variable holding the API key.", rich_help_panel=_M)
+    ] = None
+    timeout: Annotated[
+        float, typer.Option(help="Seconds per model request (at most 86,400: a day).", rich_help_panel=_M)
+    ] = 120.0
+    structured: Annotated[
+        str,
+        typer.Option(
+            help="Constrained decoding: auto, json_schema, json_object (llama.cpp server), prompt.",
+            rich_help_panel=_M,
+        ),
+    ] = "auto"
+    cache: Annotated[str, typer.Option(help="Response cache: rw, ro or off.", rich_help_panel=_M)] = "rw"
+    cache_path: Annotated[Path, typer.Option(help="SQLite file of the response cache.", rich_help_panel=_M)] = (
+        DEFAULT_CACHE_PATH
+    )
+    max_total_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Stop new work past this many tokens (at most {limits.MAX_TOTAL_TOKENS.most:,}).", rich_help_panel=_M
+        ),
+    ] = None
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            help=f"Stop new work past this cost in USD (at most {limits.MAX_COST.most:,g}).", rich_help_panel=_M
+        ),
+    ] = None
+    max_calls: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Stop new work past this many model calls (at most {limits.MAX_CALLS.most:,}).", rich_help_panel=_M
+        ),
+    ] = None
+    # How `vllm:<model>` starts its `vllm serve` (ignored with --base-url, which connects to a running server).
+    vllm_tensor_parallel_size: Annotated[
+        int | None, typer.Option(help="GPUs to shard the model over (at most 1,024).", rich_help_panel=_V)
+    ] = None
+    vllm_quantization: Annotated[
+        str | None, typer.Option(help="Quantization method: awq, gptq, fp8, bitsandbytes, ...", rich_help_panel=_V)
+    ] = None
+    vllm_max_model_len: Annotated[
+        int | None, typer.Option(help="Context length in tokens (at most 100,000,000).", rich_help_panel=_V)
+    ] = None
+    vllm_gpu_memory_utilization: Annotated[
+        float | None, typer.Option(help="Fraction of GPU memory vLLM may use (0-1].", rich_help_panel=_V)
+    ] = None
+    vllm_dtype: Annotated[
+        str | None, typer.Option(help="Weights dtype: auto, bfloat16, float16, float32.", rich_help_panel=_V)
+    ] = None
+    vllm_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--vllm-arg",
+            metavar="<str>",
+            help="More `vllm serve` arguments, verbatim (repeatable; shell-split): --vllm-arg='--enforce-eager'.",
+            rich_help_panel=_V,
+        ),
+    ] = None
+    vllm_startup_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds to wait for the server to be healthy (default 900, at most 86,400).", rich_help_panel=_V
+        ),
+    ] = None
+    vllm_log_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder for the server's log (default: $TOOLEMU_VLLM_LOG_DIR or a temp folder).", rich_help_panel=_V
+        ),
+    ] = None
+    # Unset means the backend's default (toolemu.llm.registry.Provider.default_max_tokens).
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Max tokens per reply (default: the backend's, 4096 for API and vLLM models, 512 for the embedded "
+            f"one; at most {limits.MAX_TOKENS.most:,}). A reply cut off at the limit is asked again with twice the "
+            "room, up to 4x; never used cut off.",
+            rich_help_panel=_M,
+        ),
+    ] = None
 
     @functools.cached_property
     def _split(self) -> tuple[str | None, dict[str, str]]:
@@ -403,29 +375,35 @@ def elements(values: dict[str, Any]) -> tuple["ElementSpec", ...]:
         raise InputError(problems) from None
 
 
-GenerateDryRun = Annotated[
-    bool,
-    typer.Option(
-        "--dry-run",
-        help="--model mock: no model at all; placeholder names and texts that pass validation.",
-    ),
-]
-
-
 @dataclass(frozen=True)
 class ModelFlagsForSchema(ModelFlags):
     """The model options where an unset max tokens means enough for the command's reply schema (generate), and
     --dry-run makes placeholders that pass validation."""
 
-    max_tokens: MaxTokensAuto = None
-    dry_run: GenerateDryRun = False
+    # Unset means "as many as the command's reply schema can need", so no structured reply is cut off.
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Max tokens per reply (default: enough for the reply schema; at most {limits.MAX_TOKENS.most:,}).",
+            rich_help_panel=_M,
+        ),
+    ] = None
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="--model mock: no model at all; placeholder names and texts that pass validation.",
+        ),
+    ] = False
 
 
 @dataclass(frozen=True)
 class ModelFlagsFixedTokens(ModelFlags):
     """The model options with a fixed default of 512 max tokens (robust's re-runs)."""
 
-    max_tokens: MaxTokens = 512  # type: ignore[assignment]  # narrower than the base's int | None
+    max_tokens: Annotated[
+        int, typer.Option(help=f"Max tokens per reply (at most {limits.MAX_TOKENS.most:,}).", rich_help_panel=_M)
+    ] = 512  # type: ignore[assignment]  # narrower than the base's int | None
 
 
 # The flags whose names are not their field's: role_models.<role> and role_temperatures.<role>.
