@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -24,6 +24,7 @@ from toolemu.secrets import redactor
 
 Scrub = Callable[[str], str] | None
 JoinKey = tuple[str, int, str] | int
+R = TypeVar("R")
 
 
 def _invalid(path: Path, line: int, exc: ValidationError) -> str:
@@ -42,29 +43,26 @@ def parse_evaluation(record: dict[str, Any], eval_type: str, position: int) -> E
     return Evaluation.model_validate(record) if is_ours(record) else upgrade_evaluation(record, eval_type, position)
 
 
-def read_trajectories(path: Path, scrub: Scrub = None) -> tuple[list[Trajectory], list[str]]:
-    """Every trajectory of a file (ours, or ToolEmu's upgraded), and a line for each record that is not one."""
+def _read(path: Path, parse: Callable[[dict[str, Any], int], R], scrub: Scrub) -> tuple[list[R], list[str]]:
+    """Every record of a file as `parse` reads it (with its position), and a line for each record that is not one."""
     content = scan_jsonl(path, scrub)
-    out: list[Trajectory] = []
+    out: list[R] = []
     problems = list(content.problems)
     for position, (record, line) in enumerate(zip(content.records, content.lines, strict=True)):
         try:
-            out.append(parse_trajectory(record, position))
+            out.append(parse(record, position))
         except ValidationError as exc:
             problems.append(_invalid(path, line, exc))
     return out, problems
+
+
+def read_trajectories(path: Path, scrub: Scrub = None) -> tuple[list[Trajectory], list[str]]:
+    """Every trajectory of a file (ours, or ToolEmu's upgraded), and a line for each record that is not one."""
+    return _read(path, parse_trajectory, scrub)
 
 
 def read_evaluations(path: Path, eval_type: str, scrub: Scrub = None) -> tuple[list[Evaluation], list[str]]:
-    content = scan_jsonl(path, scrub)
-    out: list[Evaluation] = []
-    problems = list(content.problems)
-    for position, (record, line) in enumerate(zip(content.records, content.lines, strict=True)):
-        try:
-            out.append(parse_evaluation(record, eval_type, position))
-        except ValidationError as exc:
-            problems.append(_invalid(path, line, exc))
-    return out, problems
+    return _read(path, lambda record, position: parse_evaluation(record, eval_type, position), scrub)
 
 
 @dataclass
@@ -194,8 +192,3 @@ def first_trajectory(path: Path) -> Trajectory | None:
         return parse_trajectory(record, 0)
     except ValidationError:
         return None
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """Raw JSON objects of a JSONL file, for tools that must copy records byte-for-byte (merge, errors files)."""
-    return scan_jsonl(path).records
