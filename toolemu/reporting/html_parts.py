@@ -2,20 +2,22 @@
 
 The page (toolemu.reporting.html) and its sections (`*_html.py`) import these from here and never from each other's
 modules, so the renderers form no import circle: the page imports its sections, the sections import this module
-and the report model, and this module imports nothing of the report but the standard library.
+and the report model, and this module imports nothing of the report but the SVG writer's escaping.
 
 Every string that came from a file or a model goes through `e` before it reaches the page.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
+
+from toolemu.reporting.svg import esc as e
+from toolemu.reporting.svg import finite
 
 __all__ = [
     "PALETTE",
@@ -52,12 +54,6 @@ STATUS_TITLES = {
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _JSON_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def e(text: object) -> str:
-    """Escape for HTML text and double- or single-quoted attributes."""
-    return html.escape(_CONTROL_RE.sub("\ufffd", str(text)), quote=True)
 
 
 def embed_json(data: Any) -> str:
@@ -81,10 +77,6 @@ def csp_policy(nonce: str) -> str:
 def static_text(name: str) -> str:
     """One of the page's static files (toolemu/reporting/static), as text."""
     return (resources.files("toolemu") / "reporting" / "static" / name).read_text(encoding="utf-8")
-
-
-def finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
 
 
 def fmt(x: float | None, digits: int = 2) -> str:

@@ -9,12 +9,12 @@ there is nothing to draw.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 
 from toolemu.reporting.model import GroupStats, MetricStats, Report
 from toolemu.reporting.svg import (
     BLUES,
+    CONTROL_RE,
     DASHES,
     GRID,
     MISSING,
@@ -23,17 +23,18 @@ from toolemu.reporting.svg import (
     Canvas,
     Scale,
     color_at,
+    finite,
     nice_ticks,
     text_width,
     tick_text,
 )
+from toolemu.reporting.text_parts import pct
 from toolemu.scorers.base import MetricInfo
 
 PLOT_LABEL_MAX = 48  # characters of a run or toolkit name shown in a plot; the tables show the whole name
 # Past this many runs (the palette's colours) bars side by side cannot be told apart, and a study of dozens of runs
 # would draw thousands of bars: the distributions and the per-toolkit means become heatmaps (one column per run).
 HEATMAP_MIN_RUNS = 9
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 TICK = 8.5  # font sizes: tick labels and legends, axis titles, plot titles
 LABEL = 9
 TITLE = 10
@@ -41,7 +42,7 @@ LINE = 15  # a legend line's height
 
 
 def plot_label(text: str) -> str:
-    text = _CONTROL_RE.sub("\ufffd", text).replace("\n", " ")
+    text = CONTROL_RE.sub("\ufffd", text).replace("\n", " ")
     return text if len(text) <= PLOT_LABEL_MAX else text[: PLOT_LABEL_MAX - 1] + "…"
 
 
@@ -72,10 +73,6 @@ def _fmt_key(key: str) -> str:
     return str(int(v)) if v == int(v) else f"{v:g}"
 
 
-def finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
-
-
 def _err(m: MetricStats) -> tuple[float, float]:
     """Whisker lengths below and above the mean; never negative, 0 without a CI."""
     if m.mean is None or m.mean_ci is None or not all(math.isfinite(v) for v in (m.mean, *m.mean_ci)):
@@ -91,10 +88,6 @@ def _with_values(report: Report, groups: list[GroupStats]) -> list[MetricInfo]:
 def _scale_note(info: MetricInfo) -> str:
     direction = "higher is better" if info.higher_is_better else "lower is better"
     return f"value ({info.lower:g} … {info.upper:g}; {direction})"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
 
 
 def _mean_ci(m: MetricStats) -> str:
@@ -165,7 +158,7 @@ def plot_distributions(report: Report, colors: dict[str, str]) -> str | None:
                     x(j - 0.4 + bar * (i + 0.96)) - left_x,
                     y(0) - y(share),
                     colors[run],
-                    f"{plot_label(run)} · {info.name} {_fmt_key(key)}: {_pct(share)} ({count} of {total})",
+                    f"{plot_label(run)} · {info.name} {_fmt_key(key)}: {pct(share, digits=1)} ({count} of {total})",
                 )
         c.text(x0, 14, plot_label(info.title), TITLE, weight="bold")
         c.text(x0 + plot_w / 2, top + plot_h + 30, _scale_note(info), LABEL, "middle")
@@ -252,7 +245,7 @@ def _distribution_heatmap(overall: dict[str, GroupStats], runs: list[str], infos
                 "cols": runs,
                 "color": lambda v: color_at(BLUES, v),
                 "bar": (BLUES, 0.0, 1.0, "share of scored episodes", True),
-                "cell_text": lambda row, col, v: f"{_pct(v)} scored {row}",
+                "cell_text": lambda row, col, v: f"{pct(v, digits=1)} scored {row}",
                 "note": f"rows: {_scale_note(info)}",
             }
         )
@@ -473,7 +466,7 @@ def plot_pass_k(report: Report, colors: dict[str, str]) -> str | None:
                 segment = []
                 continue
             segment.append((x(k), y(value)))
-            c.marker(x(k), y(value), marker, 2.6, color, f"{label}: pass^{k} = {_pct(value)}")
+            c.marker(x(k), y(value), marker, 2.6, color, f"{label}: pass^{k} = {pct(value, digits=1)}")
         ly = top + 4 + LINE * n
         c.polyline([(legend_x, ly - 3), (legend_x + 22, ly - 3)], color, 1.5, DASHES[dash])
         c.marker(legend_x + 11, ly - 3, marker, 2.6, color)

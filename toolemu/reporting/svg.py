@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # written as U+FFFD: a name is only ever text
 CHAR_WIDTH = 0.6  # an average sans-serif character's width, in font sizes (a little generous: labels never clip)
 FONT = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif"
 INK = "#222222"
@@ -41,7 +41,12 @@ BLUES = ("#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#217
 
 
 def esc(text: object) -> str:
-    return html.escape(_CONTROL_RE.sub("\ufffd", str(text)), quote=True)
+    """Escape for HTML and SVG text and double- or single-quoted attributes (the page's `e` too)."""
+    return html.escape(CONTROL_RE.sub("\ufffd", str(text)), quote=True)
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
 
 
 def num(x: float) -> str:
