@@ -99,50 +99,37 @@ def rejudge_trajectories(
     check_times(times)
     files = run_files(trajectories)
     with run_lock(files.trajectories):
-        return _rejudge(files.trajectories, scorers, ctx, times, sample, batch_size, show_progress)
+        records, _ = read_trajectories(files.trajectories)  # lines that are not records: the headline pass names them
+        keys = [trajectory_key(r, i) for i, r in enumerate(records)]
+        chosen = rejudge_sample(records, sample)
+        summary = RejudgeSummary(times=times, episodes=len(chosen))
+        summary.deterministic = [s.info.name for s in scorers if not s.needs_model]
+        judged = [s for s in scorers if s.needs_model]
+        identities = {s.info.name: identity_of(s, ctx) for s in judged}
+        writers: dict[str, BatchedJsonlWriter] = {}
+        tasks: list[tuple[Scorer, int, int]] = []
+        for scorer in judged:
+            eval_type = scorer.info.eval_type
+            path = files.eval_file(eval_type + REJUDGE_MARK)
+            summary.files[eval_type] = path
+            done = _prepare(path, eval_type, set(keys), identities[scorer.info.name].id, summary)
+            todo = [(scorer, i, k) for i in chosen for k in range(1, times + 1) if (keys[i], k) not in done]
+            summary.total += len(chosen) * times
+            summary.skipped += len(chosen) * times - len(todo)
+            tasks += todo
+            writers[eval_type] = BatchedJsonlWriter(path)
 
+        def work(task: tuple[Scorer, int, int]) -> Evaluation:
+            scorer, i, k = task
+            return score_trajectory(scorer, records[i], i, replace(ctx, rejudge=k), identities[scorer.info.name])
 
-def _rejudge(
-    trajectories: Path,
-    scorers: list[Scorer],
-    ctx: ScoringContext,
-    times: int,
-    sample: int | None,
-    batch_size: int,
-    show_progress: bool,
-) -> RejudgeSummary:
-    files = run_files(trajectories)
-    records, _ = read_trajectories(files.trajectories)  # lines that are not records: the headline pass names them
-    keys = [trajectory_key(r, i) for i, r in enumerate(records)]
-    chosen = rejudge_sample(records, sample)
-    summary = RejudgeSummary(times=times, episodes=len(chosen))
-    summary.deterministic = [s.info.name for s in scorers if not s.needs_model]
-    judged = [s for s in scorers if s.needs_model]
-    identities = {s.info.name: identity_of(s, ctx) for s in judged}
-    writers: dict[str, BatchedJsonlWriter] = {}
-    tasks: list[tuple[Scorer, int, int]] = []
-    for scorer in judged:
-        eval_type = scorer.info.eval_type
-        path = files.eval_file(eval_type + REJUDGE_MARK)
-        summary.files[eval_type] = path
-        done = _prepare(path, eval_type, set(keys), identities[scorer.info.name].id, summary)
-        todo = [(scorer, i, k) for i in chosen for k in range(1, times + 1) if (keys[i], k) not in done]
-        summary.total += len(chosen) * times
-        summary.skipped += len(chosen) * times - len(todo)
-        tasks += todo
-        writers[eval_type] = BatchedJsonlWriter(path)
-
-    def work(task: tuple[Scorer, int, int]) -> Evaluation:
-        scorer, i, k = task
-        return score_trajectory(scorer, records[i], i, replace(ctx, rejudge=k), identities[scorer.info.name])
-
-    counts = {"ok": "ok", "skipped": "not_judged", "not_applicable": "not_judged"}
-    outcome = judge_in_pool(tasks, work, writers, summary, counts, "re-judgements", batch_size, show_progress)
-    summary.not_run = len(outcome.not_run)
-    summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
-    if summary.failed:
-        log.warning("%d re-judgements failed; they are recorded with their reason", summary.failed)
-    return summary
+        counts = {"ok": "ok", "skipped": "not_judged", "not_applicable": "not_judged"}
+        outcome = judge_in_pool(tasks, work, writers, summary, counts, "re-judgements", batch_size, show_progress)
+        summary.not_run = len(outcome.not_run)
+        summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
+        if summary.failed:
+            log.warning("%d re-judgements failed; they are recorded with their reason", summary.failed)
+        return summary
 
 
 def _prepare(path: Path, eval_type: str, current: set[Key], judge_id: str, summary: RejudgeSummary) -> set[Slot]:

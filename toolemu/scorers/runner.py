@@ -195,7 +195,41 @@ def evaluate_trajectories(
     judged: they are listed in `unreadable` (the caller reports them)."""
     files = run_files(trajectories)
     with run_lock(files.trajectories):
-        return _evaluate(files.trajectories, scorers, ctx, batch_size, show_progress, judge)
+        records, problems = read_trajectories(files.trajectories)
+        keys = [trajectory_key(r, i) for i, r in enumerate(records)]
+        summary = EvalSummary(unreadable=problems)
+        tasks: list[tuple[Scorer, int]] = []
+        writers: dict[str, BatchedJsonlWriter] = {}
+        identities = {scorer.info.name: identity_of(scorer, ctx) for scorer in scorers}
+        for scorer in scorers:
+            eval_type = scorer.info.eval_type
+            file_key = eval_file_key(eval_type, judge)
+            path = files.eval_file(file_key)
+            identity = identities[scorer.info.name]
+            summary.files[file_key] = path
+            summary.judges[file_key] = identity.label
+            done, other_judge, set_aside = prepare_eval_file(path, eval_type, set(keys), identity.id)
+            summary.other_judge += other_judge
+            summary.set_aside += set_aside
+            writers[eval_type] = BatchedJsonlWriter(path)
+            todo = [(scorer, i) for i, key in enumerate(keys) if key not in done]
+            summary.total += len(keys)
+            summary.skipped += len(keys) - len(todo)
+            tasks += todo
+
+        def work(task: tuple[Scorer, int]) -> Evaluation:
+            scorer, i = task
+            return score_trajectory(scorer, records[i], i, ctx, identities[scorer.info.name])
+
+        counts = {"ok": "ok", "skipped": "episode_errors", "not_applicable": "not_applicable"}
+        outcome = judge_in_pool(tasks, work, writers, summary, counts, "judgements", batch_size, show_progress)
+        summary.not_run += len(outcome.not_run)
+        summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
+        if summary.failed:
+            log.warning(
+                "%d judgements failed; they are recorded with their reason and counted in reports", summary.failed
+            )
+        return summary
 
 
 JudgeTask = TypeVar("JudgeTask", bound=tuple[Any, ...])  # (scorer, trajectory index, ...)
@@ -226,47 +260,3 @@ def judge_in_pool(
     finally:
         for writer in writers.values():
             writer.close()
-
-
-def _evaluate(
-    trajectories: Path,
-    scorers: list[Scorer],
-    ctx: ScoringContext,
-    batch_size: int,
-    show_progress: bool,
-    judge: str | None,
-) -> EvalSummary:
-    files = run_files(trajectories)
-    records, problems = read_trajectories(files.trajectories)
-    keys = [trajectory_key(r, i) for i, r in enumerate(records)]
-    summary = EvalSummary(unreadable=problems)
-    tasks: list[tuple[Scorer, int]] = []
-    writers: dict[str, BatchedJsonlWriter] = {}
-    identities = {scorer.info.name: identity_of(scorer, ctx) for scorer in scorers}
-    for scorer in scorers:
-        eval_type = scorer.info.eval_type
-        file_key = eval_file_key(eval_type, judge)
-        path = files.eval_file(file_key)
-        identity = identities[scorer.info.name]
-        summary.files[file_key] = path
-        summary.judges[file_key] = identity.label
-        done, other_judge, set_aside = prepare_eval_file(path, eval_type, set(keys), identity.id)
-        summary.other_judge += other_judge
-        summary.set_aside += set_aside
-        writers[eval_type] = BatchedJsonlWriter(path)
-        todo = [(scorer, i) for i, key in enumerate(keys) if key not in done]
-        summary.total += len(keys)
-        summary.skipped += len(keys) - len(todo)
-        tasks += todo
-
-    def work(task: tuple[Scorer, int]) -> Evaluation:
-        scorer, i = task
-        return score_trajectory(scorer, records[i], i, ctx, identities[scorer.info.name])
-
-    counts = {"ok": "ok", "skipped": "episode_errors", "not_applicable": "not_applicable"}
-    outcome = judge_in_pool(tasks, work, writers, summary, counts, "judgements", batch_size, show_progress)
-    summary.not_run += len(outcome.not_run)
-    summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
-    if summary.failed:
-        log.warning("%d judgements failed; they are recorded with their reason and counted in reports", summary.failed)
-    return summary
