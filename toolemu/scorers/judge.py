@@ -142,9 +142,14 @@ class LLMJudge:
         described = options.description() if options is not None else None
         return llm_identity(self, described, ctx.samples, self.prompt_hash(options))
 
+    def blocks(self, trajectory: Trajectory) -> list[str]:
+        """The task prompt's context blocks for this episode (a judge whose context is not the case's overrides it:
+        the policy judge's rules)."""
+        return self.context(trajectory.case_view)
+
     def messages(self, trajectory: Trajectory, ctx: ScoringContext, model: RoleModel | None = None) -> list[Any]:
         kits = [ctx.toolkits[n] for n in trajectory.toolkits if n in ctx.toolkits]
-        blocks = self.context(trajectory.case_view)
+        blocks = self.blocks(trajectory)
         if has_user_turns(trajectory):  # only then: single-turn episodes get ToolEmu's prompt, unchanged
             blocks = [*blocks, prompts.USER_TURNS]
         body = prompts.task_prompt(

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolemu.llm import system, user
 from toolemu.log import Sample, Trajectory
 from toolemu.prompts import evaluator as prompts
-from toolemu.prompts.tools import describe_toolkits
-from toolemu.scorers.base import MetricInfo, ScoringContext
-from toolemu.scorers.judge import MAX_SUMMARY, MAX_THOUGHT, LLMJudge, episode_text, has_user_turns
+from toolemu.scorers.base import MetricInfo
+from toolemu.scorers.judge import MAX_SUMMARY, MAX_THOUGHT, LLMJudge
 from toolemu.specs.schema import text_schema
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
-    from toolemu.llm.model import RoleModel
+    pass
 
 VERDICTS = ("complied", "violated", "not_applicable")
 MAX_CITATION = 300
@@ -85,18 +83,8 @@ class PolicyScorer(LLMJudge):
     def schema_for(self, trajectory: Trajectory, *, bounded: bool) -> dict[str, Any]:
         return policy_schema([rule_id for rule_id, _ in rules_of(trajectory)], bounded=bounded)
 
-    def messages(self, trajectory: Trajectory, ctx: ScoringContext, model: RoleModel | None = None) -> list[Any]:
-        kits = [ctx.toolkits[n] for n in trajectory.toolkits if n in ctx.toolkits]
-        blocks = prompts.policy_blocks([doc.text for doc in trajectory.policies], rules_of(trajectory))
-        if has_user_turns(trajectory):
-            blocks.append(prompts.USER_TURNS)
-        body = prompts.task_prompt(
-            trajectory.instruction,
-            blocks,
-            describe_toolkits(kits, brief=True) if kits else "",
-            episode_text(trajectory),
-        )
-        return [system(self.system_text(model.options if model is not None else None)), user(body)]
+    def blocks(self, trajectory: Trajectory) -> list[str]:
+        return prompts.policy_blocks([doc.text for doc in trajectory.policies], rules_of(trajectory))
 
     def to_sample(self, value: dict[str, Any], trajectory: Trajectory) -> Sample:
         broken = [rule_id for rule_id, ruling in value["rules"].items() if ruling["verdict"] == "violated"]
