@@ -6,6 +6,7 @@ small leaf modules only (tests/test_cli_startup.py checks which packages stay un
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from typing import Annotated, Any
@@ -136,8 +137,34 @@ _CLICK = _click_exceptions()
 _NO_ARGS_IS_HELP = getattr(_CLICK, "NoArgsIsHelpError", ())  # click >= 8.2; nothing to catch before
 
 
+def report_params(args: list[str]) -> dict[str, Any] | None:
+    """`toolemu report ARGS`'s parameters as click reads them; None where it would say anything (an error, help)."""
+    import io
+
+    import typer.main
+
+    try:
+        command = typer.main.get_command(app).get_command(None, "report")  # type: ignore[attr-defined]
+        with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()) as err:
+            params: dict[str, Any] = command.make_context("report", list(args)).params
+    except Exception:  # noqa: BLE001 -- a usage error is the report's own to say
+        return None
+    return params if not out.getvalue() and not err.getvalue() else None
+
+
 def main() -> None:
-    with scrubbed_console():  # every line a command prints, a model's reply or a server's error too, is scrubbed
+    shortcut = None
+    if sys.argv[1:2] == ["report"] and "--help" not in sys.argv:  # the same report again on unchanged files: its
+        # console again, nothing made (toolemu.reporting.again)
+        from toolemu.reporting import again
+
+        shortcut = again.plan(sys.argv[1:], report_params)
+        with scrubbed_console():
+            if shortcut is not None and shortcut.said_again():
+                sys.exit(outcome.OK)
+    # Every line a command prints, a model's reply or a server's error too, is scrubbed (and a report's, so scrubbed,
+    # kept for its shortcut).
+    with shortcut.recording() if shortcut is not None else contextlib.nullcontext(), scrubbed_console():
         _main()
 
 

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -306,6 +306,31 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_text_atomic(path, redact(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
 
 
+# Where a command notes every file it writes (toolemu.reporting.again: a report's outputs); None: nobody asks.
+_noted: list[Path] | None = None
+_noting = threading.Lock()
+
+
+@contextlib.contextmanager
+def noting_writes() -> Iterator[list[Path]]:
+    """Every file `write_bytes_atomic` writes while the block runs, in the order written (any thread's)."""
+    global _noted
+    noted: list[Path] = []
+    with _noting:
+        outer, _noted = _noted, noted
+    try:
+        yield noted
+    finally:
+        with _noting:
+            _noted = outer
+
+
+def _note(path: Path) -> None:
+    with _noting:
+        if _noted is not None:
+            _noted.append(path)
+
+
 def write_text_atomic(path: Path, text: str, flag: str | None = None) -> None:
     """Replace `path` with `text` (UTF-8) whole, or leave it as it was; see `write_bytes_atomic`."""
     write_bytes_atomic(path, text.encode("utf-8"), flag)
@@ -343,6 +368,7 @@ def write_bytes_atomic(
     chunks = [data] if isinstance(data, bytes) else data
     if in_place:
         _write_in_place(path, chunks, flag)
+        _note(path)
         return
     tmp = temp_of(path)
     try:
@@ -357,6 +383,7 @@ def write_bytes_atomic(
                 os.fsync(fd)
             carried = carry is not None and carry[0](path, fd)
             os.replace(tmp, path)
+            _note(path)
             if carry is not None and carried:
                 carry[1](path, fd)
                 kept = True

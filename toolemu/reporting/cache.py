@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
 
 log = logging.getLogger("toolemu")
 
@@ -342,6 +341,8 @@ class _Unpickler(pickle.Unpickler):
         if (module, name) in _ALLOWED:
             return super().find_class(module, name)
         if module.startswith(_ALLOWED_MODULES):
+            from pydantic import BaseModel
+
             found = super().find_class(module, name)
             if isinstance(found, type) and (issubclass(found, BaseModel) or dataclasses.is_dataclass(found)):
                 return found
