@@ -9,22 +9,14 @@ Content-Security-Policy lets only the scripts that carry this render's nonce run
 from __future__ import annotations
 
 import secrets
-from importlib import resources
 
 from toolemu.docs.catalog import CaseEntry, Catalog, ToolkitEntry
 from toolemu.docs.markdown import render_markdown
 from toolemu.docs.policies import POLICY_DIR, PolicyText
-from toolemu.reporting.html import csp_policy, e
+from toolemu.reporting.html_parts import e, page, static_text
 from toolemu.specs.models import Threat, Tool, ToolArgument, ToolReturn
 
 __all__ = ["render_docs"]
-
-
-def _static(name: str) -> str:
-    text = (resources.files("toolemu") / "docs" / "static" / name).read_text(encoding="utf-8")
-    if "</style" in text.lower() or "</script" in text.lower():
-        raise ValueError(f"{name} must not contain a closing </style> or </script> tag")
-    return text
 
 
 def _plural(n: int, word: str) -> str:
@@ -193,8 +185,6 @@ def _sidebar(catalog: Catalog) -> str:
 
 def render_docs(catalog: Catalog, title: str = "ToolEmu toolkits") -> str:
     """The catalog as one self-contained HTML page (no network; CSS and JS inline)."""
-    nonce = secrets.token_urlsafe(18)
-    css, js = _static("docs.css"), _static("docs.js")
     totals = (
         f"{_plural(len(catalog.entries), 'toolkit')} · {_plural(catalog.num_tools, 'tool')} · "
         f"{_plural(catalog.num_cases, 'case')}"
@@ -215,19 +205,5 @@ def render_docs(catalog: Catalog, title: str = "ToolEmu toolkits") -> str:
         '<p id="no-match" class="empty" hidden>No toolkit, tool or case matches the search.</p>'
         f"{kits or '<p class=empty>No toolkits.</p>'}</main></div>"
     )
-    return "".join(
-        [
-            "<!DOCTYPE html>\n",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{e(csp_policy(nonce))}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            '<meta name="referrer" content="no-referrer">',
-            '<link rel="icon" href="data:,">',
-            f"<title>{e(title)}</title>",
-            f'<style nonce="{nonce}">\n{css}\n</style>',
-            "</head><body>",
-            body,
-            f'\n<script nonce="{nonce}">\n{js}\n</script>',
-            "\n</body></html>\n",
-        ]
-    )
+    nonce = secrets.token_urlsafe(18)
+    return page(title, static_text("docs.css", "docs"), body, static_text("docs.js", "docs"), nonce)

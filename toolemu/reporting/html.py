@@ -49,6 +49,7 @@ from toolemu.reporting.html_parts import (
     embed_json,
     embed_json_text,
     fmt,
+    page,
     pct,
     static_text,
     swatch,
@@ -500,10 +501,6 @@ def render_html(
     nonce = secrets.token_urlsafe(18)
     runs = list(dict.fromkeys(run_order(report) + [ep.run for ep in report.episodes]))
     colors = {run: PALETTE[i % len(PALETTE)] for i, run in enumerate(runs)}
-    css = static_text("report.css")
-    js = static_text("report.js")
-    if "</style" in css.lower() or "</script" in js.lower():
-        raise ValueError("report.css / report.js must not contain a closing </style> or </script> tag")
 
     board = leaderboard(report)
     many = len(report.runs) > MAX_INLINE_RUNS  # cross-run tables by key move into each run's detail
@@ -548,26 +545,16 @@ def render_html(
         plotted = _only_runs(report, [row.run for row in board.rows[:MAX_PLOT_RUNS]])
     body = _page_body(report, plotted, board, colors, details, many)
 
-    return "".join(
-        [
-            "<!DOCTYPE html>\n",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{e(csp_policy(nonce))}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            '<meta name="referrer" content="no-referrer">',
-            '<link rel="icon" href="data:,">',
-            f"<title>ToolEmu report · {e(', '.join(r.run for r in report.runs)[:200])}</title>",
-            f'<style nonce="{nonce}">\n{css}\n</style>',
-            "</head><body>",
-            "\n".join(body),
-            f'\n<script type="application/json" id="report-data">{data_json}</script>',
-            *(
-                f'\n<script type="application/json" id="traces-{n}">{embed_json_text(chunk)}</script>'
-                for n, chunk in enumerate(traces.embedded)
-            ),
-            f'\n<script nonce="{nonce}">\n{js}\n</script>',
-            "\n</body></html>\n",
-        ]
+    chunks = "".join(
+        f'\n<script type="application/json" id="traces-{n}">{embed_json_text(chunk)}</script>'
+        for n, chunk in enumerate(traces.embedded)
+    )
+    return page(
+        f"ToolEmu report · {', '.join(r.run for r in report.runs)[:200]}",
+        static_text("report.css"),
+        "\n".join(body) + f'\n<script type="application/json" id="report-data">{data_json}</script>' + chunks,
+        static_text("report.js"),
+        nonce,
     )
 
 

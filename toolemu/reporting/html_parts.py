@@ -31,6 +31,7 @@ __all__ = [
     "finite",
     "fmt",
     "mean_text",
+    "page",
     "pct",
     "rate_text",
     "static_text",
@@ -74,9 +75,34 @@ def csp_policy(nonce: str) -> str:
     )
 
 
-def static_text(name: str) -> str:
-    """One of the page's static files (toolemu/reporting/static), as text."""
-    return (resources.files("toolemu") / "reporting" / "static" / name).read_text(encoding="utf-8")
+def static_text(name: str, package: str = "reporting") -> str:
+    """One of a page's static files (toolemu/<package>/static: the report's, or the docs page's), as text; it goes
+    inside a <style> or <script> element, so it may not close one."""
+    text = (resources.files("toolemu") / package / "static" / name).read_text(encoding="utf-8")
+    if "</style" in text.lower() or "</script" in text.lower():
+        raise ValueError(f"{name} must not contain a closing </style> or </script> tag")
+    return text
+
+
+def page(title: str, css: str, body: str, js: str, nonce: str) -> str:
+    """A whole page, nothing fetched: a Content-Security-Policy that lets only the scripts and styles carrying this
+    render's `nonce` run, no referrer sent, the CSS inline, `body` (already escaped), then the script."""
+    return "".join(
+        [
+            "<!DOCTYPE html>\n",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{e(csp_policy(nonce))}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta name="referrer" content="no-referrer">',
+            '<link rel="icon" href="data:,">',
+            f"<title>{e(title)}</title>",
+            f'<style nonce="{nonce}">\n{css}\n</style>',
+            "</head><body>",
+            body,
+            f'\n<script nonce="{nonce}">\n{js}\n</script>',
+            "\n</body></html>\n",
+        ]
+    )
 
 
 def fmt(x: float | None, digits: int = 2) -> str:
