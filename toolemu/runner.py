@@ -178,64 +178,53 @@ def run_cases(
     to run.json. The run directory is locked against other writers meanwhile."""
     output_dir(dump_dir, "--dump-dir")
     with run_lock(dump_dir / TRAJECTORIES):
-        return _run_cases(bench, hub, config, dump_dir, show_progress, agent, benchmark)
+        spec = EpisodeSpec.of(config)
+        cases = select_cases(bench, config)
+        selected = [(idx, case, t) for idx, case in cases for t in range(config.num_trials)]
+        pairs = shard_pairs(selected, config.shard)
+        plan = {
+            "selection": config.selection(),
+            "selected_cases": [case.name for _, case in cases],
+            "expected_pairs": [[case.name, t] for _, case, t in pairs],
+            "models": {role: hub.options_for(role).model for role in spec.roles()},
+        }
+        if isinstance(named := getattr(agent, "spec", None), str):  # an agent that brings its own model (mcp-cmd:...)
+            plan["models"]["agent"] = named
+        identity = benchmark or identify(bench, shipped=False)
+        plan["benchmark"] = identity.model_dump(mode="json", exclude_none=True)
+        # A bad gate or --replay is bad input before run.json is written.
+        builder = EpisodeBuilder(hub, spec, bench, agent)
+        run_id, done, set_aside = prepare_dump_dir(dump_dir, config, plan)
+        builder.run_id = run_id
+        todo = [p for p in pairs if (p[1].name, p[2]) not in done]
+        summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
+        summary.set_aside = set_aside
+        summary.shard, summary.selected = config.shard, len(selected)
+        writer = BatchedJsonlWriter(summary.trajectories, dump_dir / RETRIED_ERRORS)
 
+        def record(pair: tuple[int, Case, int], traj: Trajectory) -> Recorded:
+            summary.cost_usd += traj.cost_usd
+            failed = traj.status == "error"
+            summary.failed += failed
+            summary.finished += not failed
+            return Recorded(writer.append(traj), failed, traj.cost_usd)
 
-def _run_cases(
-    bench: Benchmark,
-    hub: ModelHub,
-    config: RunConfig,
-    dump_dir: Path,
-    show_progress: bool,
-    agent: AgentFactory,
-    benchmark: BenchmarkIdentity | None,
-) -> RunSummary:
-    spec = EpisodeSpec.of(config)
-    cases = select_cases(bench, config)
-    selected = [(idx, case, t) for idx, case in cases for t in range(config.num_trials)]
-    pairs = shard_pairs(selected, config.shard)
-    plan = {
-        "selection": config.selection(),
-        "selected_cases": [case.name for _, case in cases],
-        "expected_pairs": [[case.name, t] for _, case, t in pairs],
-        "models": {role: hub.options_for(role).model for role in spec.roles()},
-    }
-    if isinstance(named := getattr(agent, "spec", None), str):  # an agent that brings its own model (mcp-cmd:...)
-        plan["models"]["agent"] = named
-    identity = benchmark or identify(bench, shipped=False)
-    plan["benchmark"] = identity.model_dump(mode="json", exclude_none=True)
-    builder = EpisodeBuilder(hub, spec, bench, agent)  # a bad gate or --replay is bad input before run.json is written
-    run_id, done, set_aside = prepare_dump_dir(dump_dir, config, plan)
-    builder.run_id = run_id
-    todo = [p for p in pairs if (p[1].name, p[2]) not in done]
-    summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
-    summary.set_aside = set_aside
-    summary.shard, summary.selected = config.shard, len(selected)
-    writer = BatchedJsonlWriter(summary.trajectories, dump_dir / RETRIED_ERRORS)
-
-    def record(pair: tuple[int, Case, int], traj: Trajectory) -> Recorded:
-        summary.cost_usd += traj.cost_usd
-        failed = traj.status == "error"
-        summary.failed += failed
-        summary.finished += not failed
-        return Recorded(writer.append(traj), failed, traj.cost_usd)
-
-    try:
-        outcome = run_pool(
-            todo,
-            lambda pair: _episode(builder, pair),
-            record,
-            workers=config.batch_size,
-            label="episodes",
-            show_progress=show_progress,
-            stop=builder.stop,
-        )
-    finally:
-        writer.close()  # every finished episode is on disk before the summary says so; a failed write raises
-        summary.notes = builder.after_run(dump_dir)  # the gate audit, a replay's reuse
-    summary.not_run = [(case.name, trial) for _, case, trial in outcome.not_run]
-    summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
-    return summary
+        try:
+            outcome = run_pool(
+                todo,
+                lambda pair: _episode(builder, pair),
+                record,
+                workers=config.batch_size,
+                label="episodes",
+                show_progress=show_progress,
+                stop=builder.stop,
+            )
+        finally:
+            writer.close()  # every finished episode is on disk before the summary says so; a failed write raises
+            summary.notes = builder.after_run(dump_dir)  # the gate audit, a replay's reuse
+        summary.not_run = [(case.name, trial) for _, case, trial in outcome.not_run]
+        summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
+        return summary
 
 
 def _episode(builder: EpisodeBuilder, pair: tuple[int, Case, int]) -> Trajectory:

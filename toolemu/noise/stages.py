@@ -4,7 +4,7 @@ trajectory judged `samples` times: the eval file, then `samples - 1` re-judgemen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from pathlib import Path
 
 from toolemu.emulator import Emulator
@@ -13,8 +13,8 @@ from toolemu.log import TRAJECTORIES, RobustWorld, RunConfig, Trajectory, read_r
 from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.noise.episodes import in_new_world
 from toolemu.noise.setup import NoiseSetup
-from toolemu.pool import PoolOutcome, Recorded, run_pool
-from toolemu.robust.run import check_same_settings
+from toolemu.pool import PoolOutcome
+from toolemu.robust.run import check_same_settings, play_into
 from toolemu.runner import prepare_dump_dir
 from toolemu.scorers import evaluate_trajectories
 from toolemu.scorers.rejudge import rejudge_trajectories
@@ -25,30 +25,6 @@ Item = tuple[Trajectory, int]  # an episode to play from (its case, its trial or
 
 def seed_dir(out: Path, seed: int) -> Path:
     return out / f"seed-{seed}"
-
-
-def _play(
-    folder: Path,
-    items: list[Item],
-    play: Callable[[Item], Trajectory],
-    builder: EpisodeBuilder,
-    label: str,
-    batch_size: int,
-    show_progress: bool,
-) -> PoolOutcome[Item]:
-    writer = BatchedJsonlWriter(folder / TRAJECTORIES)
-    try:
-        return run_pool(
-            items,
-            play,
-            lambda _, traj: Recorded(writer.append(traj), traj.status == "error", traj.cost_usd),
-            workers=batch_size,
-            label=label,
-            show_progress=show_progress,
-            stop=builder.stop,
-        )
-    finally:
-        writer.close()
 
 
 def _open(folder: Path, identity: RunConfig, pairs: list[list[object]]) -> tuple[str, set[tuple[str, int]]]:
@@ -107,7 +83,7 @@ def play_trials(
         return builder.run(setup.cases[traj.case_name], traj.case_idx, number)
 
     todo = [(traj, t) for traj, t in new if (traj.case_name, t) not in done]
-    return reused, _play(folder, todo, trial, builder, "new trials", batch_size, show_progress)
+    return reused, play_into(folder, todo, trial, builder, "new trials", batch_size, show_progress)
 
 
 def play_world(setup: NoiseSetup, out: Path, seed: int, batch_size: int, show_progress: bool) -> PoolOutcome[Item]:
@@ -125,7 +101,7 @@ def play_world(setup: NoiseSetup, out: Path, seed: int, batch_size: int, show_pr
         return in_new_world(builder, item[0], setup.cases[item[0].case_name])
 
     todo = [(t, t.trial) for t in played if t.key not in done]
-    return _play(folder, todo, replay, builder, f"world {seed}", batch_size, show_progress)
+    return play_into(folder, todo, replay, builder, f"world {seed}", batch_size, show_progress)
 
 
 def judge_folder(

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.emulator import Emulator
@@ -60,6 +61,7 @@ from toolemu.specs import Benchmark, Case, load_benchmark
 from toolemu.specs.models import Toolkit
 
 log = logging.getLogger("toolemu")
+Item = TypeVar("Item")
 
 ROBUST_DIR = "robust"
 SUMMARY_FILE = "robust.json"
@@ -193,6 +195,32 @@ def check_same_settings(seed_dir: Path, identity: RunConfig) -> None:
         raise InputError.single(run_file, message, field="config")
 
 
+def play_into(
+    folder: Path,
+    items: list[Item],
+    play: Callable[[Item], Trajectory],
+    builder: EpisodeBuilder,
+    label: str,
+    batch_size: int,
+    show_progress: bool,
+) -> PoolOutcome[Item]:
+    """Play `items` on the pool (`builder`'s stop ends it), each trajectory appended to the folder's trajectory file
+    as it comes (robust's re-runs, noise's trials and worlds)."""
+    writer = BatchedJsonlWriter(folder / TRAJECTORIES)
+    try:
+        return run_pool(
+            items,
+            play,
+            lambda _, traj: Recorded(writer.append(traj), traj.status == "error", traj.cost_usd),
+            workers=batch_size,
+            label=label,
+            show_progress=show_progress,
+            stop=builder.stop,
+        )
+    finally:
+        writer.close()
+
+
 def _judge_ids(evaluations: dict[str, list[Evaluation]], eval_type: str) -> set[str]:
     return {ev.judge_id for ev in evaluations.get(eval_type, []) if ev.judge_id and ev.status == "ok"}
 
@@ -256,20 +284,8 @@ def robust_failures(
             traj.robust = RobustTrace(source=source, seed=seed, hinge=why, original=failure.reasons, **replay)
             return traj
 
-        writer = BatchedJsonlWriter(seed_dir / TRAJECTORIES)
-        try:
-            todo = [f for f in failures if f.key not in done]
-            stop = run_pool(
-                todo,
-                one,
-                lambda _, traj, w=writer: Recorded(w.append(traj), traj.status == "error", traj.cost_usd),
-                workers=batch_size,
-                label=f"re-runs (seed {seed})",
-                show_progress=show_progress,
-                stop=builder.stop,
-            )
-        finally:
-            writer.close()
+        todo = [f for f in failures if f.key not in done]
+        stop = play_into(seed_dir, todo, one, builder, f"re-runs (seed {seed})", batch_size, show_progress)
         if scorers and (seed_dir / TRAJECTORIES).is_file() and not stop.stop_kind:
             judged_now = evaluate_trajectories(seed_dir / TRAJECTORIES, scorers, ctx, batch_size, show_progress)
             if judged_now.stop_kind:
