@@ -361,26 +361,16 @@ def _only_runs(report: Report, runs: Sequence[str], by_run: _ByRun | None = None
     `by_run`: the report's rows indexed by run, where the caller takes many runs' one at a time."""
     if by_run is not None and len(runs) == 1:
         run = runs[0]
-        return report.model_copy(
-            update={
-                "runs": [by_run.infos[run]] if run in by_run.infos else [],
-                "groups": by_run.groups.get(run, []),
-                "pass_k": by_run.pass_k.get(run, []),
-                "judges": by_run.judges.get(run, []),
-                "episodes": [],
-            }
-        )
-    keep = set(runs)
-    infos = {r.run: r for r in report.runs}
-    return report.model_copy(
-        update={
-            "runs": [infos[r] for r in runs if r in infos],
-            "groups": [g for g in report.groups if g.run in keep],
-            "pass_k": [p for p in report.pass_k if p.run in keep],
-            "judges": [u for u in report.judges if u.run in keep],
-            "episodes": [],
-        }
-    )
+        infos = [by_run.infos[run]] if run in by_run.infos else []
+        groups, pass_k, judges = by_run.groups.get(run, []), by_run.pass_k.get(run, []), by_run.judges.get(run, [])
+    else:
+        keep, known = set(runs), {r.run: r for r in report.runs}
+        infos = [known[r] for r in runs if r in known]
+        groups = [g for g in report.groups if g.run in keep]
+        pass_k = [p for p in report.pass_k if p.run in keep]
+        judges = [u for u in report.judges if u.run in keep]
+    update = {"runs": infos, "groups": groups, "pass_k": pass_k, "judges": judges, "episodes": []}
+    return report.model_copy(update=update)
 
 
 def _card(info: RunInfo, who: Identity, color: str) -> str:
@@ -606,27 +596,18 @@ def _page_body(
     )
     breakdowns = "" if many else "".join(_breakdown(report, by, title, colors) for by, title in BREAKDOWNS)
     n_eps = len(report.episodes)
+    sections = [  # (id, link, section): each in the nav where the report has it, in the page's order
+        ("security", "Security", _security(report, per_run_detail=many)),
+        ("gates", "Gates", _gates(report)),
+        ("judges", "Judges", judges_section(report)),
+        ("judge-audit", "Judge audit", judge_audit_section(report)),  # always there: "not measured" says so
+        ("checks", "Checks", checks_section(report)),
+        ("robust", "Robustness", robust_section(report)),
+        ("stability", "Judge stability", stability_section(report)),
+        ("cost", "Cost", cost_section(report)),
+    ]
     nav = [("leaderboard", "Leaderboard"), ("summary-tables", "Summary"), ("plots", "Scores")]
-    if any(g.by == "threat" for g in report.groups):
-        nav.append(("security", "Security"))
-    if any(g.gates.warned or g.gates.denied_pre_call or g.gates.denied_post_call for g in report.groups):
-        nav.append(("gates", "Gates"))
-    judges_html = judges_section(report)
-    if judges_html:
-        nav.append(("judges", "Judges"))
-    audit_html = judge_audit_section(report)
-    nav.append(("judge-audit", "Judge audit"))
-    checks_html = checks_section(report)
-    if checks_html:
-        nav.append(("checks", "Checks"))
-    robust_html = robust_section(report)
-    if robust_html:
-        nav.append(("robust", "Robustness"))
-    stability_html, cost_html = stability_section(report), cost_section(report)
-    if stability_html:
-        nav.append(("stability", "Judge stability"))
-    if cost_html:
-        nav.append(("cost", "Cost"))
+    nav += [(key, link) for key, link, section in sections if section]
     fidelity_html = fidelity_table(report)
     if toolkit_plot or breakdowns or fidelity_html:
         nav.append(("toolkits", "Toolkits"))
@@ -664,14 +645,7 @@ def _page_body(
         "" if many else judges_legend(report),
         _paired(report),
         "</section>",
-        _security(report, per_run_detail=many),
-        _gates(report),
-        judges_html,
-        audit_html,
-        checks_html,
-        robust_html,
-        stability_html,
-        cost_html,
+        *(section for _, _, section in sections),
     ]
     plot_html = "".join(plots)
     body.append(
