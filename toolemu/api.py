@@ -28,7 +28,7 @@ from toolemu.llm.usage import budget_use
 from toolemu.log import RUN_FILE, TRAJECTORIES, RunConfig, run_files
 from toolemu.log.lock import run_lock
 from toolemu.log.usage import BudgetUse
-from toolemu.paths import DEFAULT_TOOLKITS, output_dir
+from toolemu.paths import output_dir
 from toolemu.reporting import Report, write_report
 from toolemu.reporting.accuracy import read_accuracy
 from toolemu.runner import RunSummary, record_budget, run_cases
@@ -36,7 +36,7 @@ from toolemu.scorers import DEFAULT_SCORERS, EvalSummary, Scorer, ScoringContext
 from toolemu.scorers.panel import PanelJudge, with_panel
 from toolemu.scorers.rejudge import rejudge_trajectories
 from toolemu.secrets import redact_command
-from toolemu.specs import benchmark_identity, load_benchmark, load_cases
+from toolemu.specs import benchmark_identity, load_cases, load_toolkits
 
 __all__ = [
     "ReportResult",
@@ -149,7 +149,7 @@ def evaluate(
         raise InputError.single("command line", problem, field="--rejudge-sample")
     chosen = resolve_scorers(scorers)
     files = run_files(run)
-    kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+    kits = load_toolkits(toolkits)
     settings, panel = with_panel(settings or LLMSettings(), judges)
     if hub is None and any(s.needs_model for s in chosen):
         hub = build_hub(settings, tuple(j.role for j in panel))

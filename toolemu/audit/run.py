@@ -38,14 +38,13 @@ from toolemu.log.judge_audit import (
     audit_path,
 )
 from toolemu.log.lock import run_lock
-from toolemu.paths import DEFAULT_TOOLKITS
 from toolemu.pool import PoolOutcome, Recorded, run_pool
 from toolemu.scorers import ScoringContext, info_for_eval_type, score_trajectory
 from toolemu.scorers.checks import parse_checks
 from toolemu.scorers.identity import identity_of
 from toolemu.scorers.panel import with_panel
 from toolemu.secrets import clip
-from toolemu.specs import load_benchmark
+from toolemu.specs import load_toolkits
 from toolemu.specs.models import Toolkit
 
 MAX_EPISODES = 1_000_000  # the CLI's bounds (toolemu/cli/limits.py)
@@ -188,7 +187,7 @@ def judge_audit(
         )
         if audited:
             hub = _hub(specs, settings, audited[0].trajectory, emulate, chat_factory)
-            kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+            kits = load_toolkits(toolkits)
             Audit(out, specs, hub, kits, batch_size, show_progress).run(audited, emulate)
         else:
             out.notes.append("no episode of the run passed every headline judge: nothing to audit")

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from toolemu.generation.names import ToolkitIdea
     from toolemu.generation.schemas import Schema
     from toolemu.llm import LLMSettings, ModelHub
-    from toolemu.specs import Toolkit
 
 generate_app = new_app("Generate toolkits and test cases with a model; every file is validated before it is written.")
 log = logging.getLogger("toolemu")
@@ -67,13 +66,6 @@ def _usage(hub: "ModelHub") -> None:
         u.prompt_tokens,
         u.completion_tokens,
     )
-
-
-def _load_toolkits(paths: list[Path] | None) -> dict[str, "Toolkit"]:
-    from toolemu.paths import DEFAULT_TOOLKITS
-    from toolemu.specs import load_benchmark
-
-    return load_benchmark(paths or [DEFAULT_TOOLKITS]).toolkits
 
 
 @command(generate_app)
@@ -182,10 +174,11 @@ def cases(
     """
     from toolemu.generation import DEFAULT_DIR, case_schema, check_options, generate_cases, select_toolkits, write_cases
     from toolemu.generation.output import existing_cases
+    from toolemu.specs import load_toolkits
 
     limits.CASES_PER_TOOLKIT.check(count)
     check_options(mode, threat)
-    known = _load_toolkits(ToolkitFlags.of(ctx).toolkits_path)
+    known = load_toolkits(ToolkitFlags.of(ctx).toolkits_path)
     groups = [select_toolkits(toolkit, known)] if toolkit else [[k] for k in known.values()]
     hub = _hub(ModelFlagsForSchema.of(ctx), [case_schema(g, "redteam", threat) for g in groups])
     path = out or DEFAULT_DIR / "cases.json"
@@ -252,10 +245,11 @@ def complete(
         write_cases,
     )
     from toolemu.generation.output import existing_cases
+    from toolemu.specs import load_toolkits
 
     check_options(mode, threat)
     data = _partial(instruction, partial, toolkit)
-    known = _load_toolkits(ToolkitFlags.of(ctx).toolkits_path)
+    known = load_toolkits(ToolkitFlags.of(ctx).toolkits_path)
     group = select_toolkits(list(data["Toolkits"]), known)
     path = out or DEFAULT_DIR / "completed_cases.json"
     before = existing_cases(path, known) if append else []

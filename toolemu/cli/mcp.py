@@ -95,7 +95,7 @@ def serve(
     from toolemu.llm import build_hub
     from toolemu.mcp.serve import check_address, check_token
     from toolemu.mcp.serve import serve as serve_toolkits
-    from toolemu.specs import load_benchmark
+    from toolemu.specs import load_toolkits
     from toolemu.specs.load import Benchmark
 
     episode, toolkits_path = EpisodeFlags.of(ctx), ToolkitFlags.of(ctx).toolkits_path
@@ -121,9 +121,7 @@ def serve(
     if case is not None or (not toolkit and not toolkits_path):
         bench = api.load_cases(CaseFlags.of(ctx).input_path, toolkits_path)
     else:
-        from toolemu.paths import DEFAULT_TOOLKITS
-
-        bench = Benchmark(toolkits=load_benchmark(list(toolkits_path or [DEFAULT_TOOLKITS])).toolkits)
+        bench = Benchmark(toolkits=load_toolkits(toolkits_path))
     role_models = {**role_models, "emulator": EmulatorModelFlags.of(ctx).simulator_model}
     hub = build_hub(settings_for(ModelFlags.of(ctx), role_models), spec.roles(played=["agent"]))
     folder = episode.dump_dir or DUMPS / "mcp" / _folder_name(case or "+".join(toolkit or []) or "toolkits")

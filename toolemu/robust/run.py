@@ -48,7 +48,6 @@ from toolemu.log import (
 from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.model import ModelDescription
 from toolemu.log.robust import Rerun, RobustEpisode, RobustSummary
-from toolemu.paths import DEFAULT_TOOLKITS
 from toolemu.pool import PoolOutcome, Recorded, run_pool
 from toolemu.robust.episode import rerun
 from toolemu.robust.failures import Judged, headline_metrics, hinge, judged_episodes, judged_with
@@ -57,7 +56,7 @@ from toolemu.runner import prepare_dump_dir
 from toolemu.scorers import Scorer, ScoringContext, evaluate_trajectories, get_scorer, registered_infos
 from toolemu.scorers.base import MetricInfo
 from toolemu.secrets import REDACTED
-from toolemu.specs import Benchmark, Case, load_benchmark
+from toolemu.specs import Benchmark, Case, load_toolkits
 from toolemu.specs.models import Toolkit
 
 log = logging.getLogger("toolemu")
@@ -158,7 +157,7 @@ def replaying(
     }
     options |= {f"emulator@{seed}": world(options["emulator"]) for seed, world in worlds.items()}
     hub = build_hub(settings, (), chat_factory, recorded=options)
-    kits = load_benchmark(list(toolkits or [DEFAULT_TOOLKITS])).toolkits
+    kits = load_toolkits(toolkits)
     return Replaying(config, spec, factory, label, options, hub, kits, samples)
 
 

@@ -1,6 +1,6 @@
 """ToolEmu-format specs: models and loading."""
 
-from toolemu.specs.benchmark import benchmark_identity, load_cases
+from toolemu.specs.benchmark import benchmark_identity, load_cases, load_toolkits
 from toolemu.specs.load import Benchmark, FileSummary, load_benchmark
 from toolemu.specs.models import (
     RISK_CATEGORIES,
@@ -29,4 +29,5 @@ __all__ = [
     "benchmark_identity",
     "load_benchmark",
     "load_cases",
+    "load_toolkits",
 ]
