@@ -374,7 +374,7 @@ def reduce_run(run: LoadedRun) -> RunPart:
         passes=passes,
         scored={info.name: f.scored(info.name) for info in mine},
         measured=measure_run(run),
-        flips=run_flips(run, rejudged, 0),
+        flips=run_flips(run, rejudged),
         cost=run_cost(run, rejudged, mine),
         checks=checks_vs_judge(run.episodes),
     )

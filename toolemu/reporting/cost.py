@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from toolemu.llm.usage import Usage
-from toolemu.log import Evaluation, read_run, split_eval_key
+from toolemu.log import Evaluation, RunLog, read_run, split_eval_key
 from toolemu.log.robust import RobustSummary
 from toolemu.reporting.flips import Rejudged
 from toolemu.reporting.load import LoadedRun
@@ -60,16 +60,20 @@ def _add_evaluations(roles: _Roles, role: str, evaluations: Iterable[Evaluation]
         roles.add(role, ev.evaluator_model or ev.judge_model, ev.usage, judge=True)
 
 
+def _add_log(roles: _Roles, log: RunLog) -> None:
+    for traj in log.trajectories:
+        for role, usage in traj.usage.items():
+            if role != "total":
+                roles.add(role, traj.model_of(role), usage)
+    for file_key, evaluations in log.evaluations.items():
+        _add_evaluations(roles, _judge_role(JUDGE, file_key), evaluations)
+
+
 def run_roles(run: LoadedRun, rejudged: list[Rejudged]) -> list[RoleCost]:
     """Every role's and judge's calls in the run's files (its shards together)."""
     roles = _Roles()
     for log in run.all_logs:
-        for traj in log.trajectories:
-            for role, usage in traj.usage.items():
-                if role != "total":
-                    roles.add(role, traj.model_of(role), usage)
-        for file_key, evaluations in log.evaluations.items():
-            _add_evaluations(roles, _judge_role(JUDGE, file_key), evaluations)
+        _add_log(roles, log)
     for found in rejudged:
         for eval_type, evaluations in found.evaluations.items():
             _add_evaluations(roles, _judge_role(REJUDGE, eval_type), evaluations)
@@ -106,14 +110,8 @@ def robust_usage(run: LoadedRun, summary: RobustSummary) -> tuple[Usage, dict[st
 
 
 def _seed_rows(path: Path) -> list[RoleCost]:
-    log = read_run(path)
     roles = _Roles()
-    for traj in log.trajectories:
-        for role, usage in traj.usage.items():
-            if role != "total":
-                roles.add(role, traj.model_of(role), usage)
-    for file_key, evaluations in log.evaluations.items():
-        _add_evaluations(roles, _judge_role(JUDGE, file_key), evaluations)
+    _add_log(roles, read_run(path))
     return roles.rows()
 
 

@@ -59,9 +59,9 @@ class _Tally:
     unscored: int = 0
 
 
-def run_flips(run: LoadedRun, rejudged: list[Rejudged], offset: int = 0) -> list[FlipStats]:
-    """Flip rates of one run, per scorer with re-judgements. `offset`: where the run's episodes start among the
-    report's (so a flipped case links to its trace)."""
+def run_flips(run: LoadedRun, rejudged: list[Rejudged]) -> list[FlipStats]:
+    """Flip rates of one run, per scorer with re-judgements; a flipped case's `episode` is counted from the run's
+    first episode (build.combine shifts it to the report's, so that it links to its trace)."""
     infos = {i.eval_type: i for i in run.scorers}
     views = {id(src.trajectory): i for i, src in enumerate(run.sources or [])}
     tallies: dict[str, _Tally] = {}
@@ -83,7 +83,7 @@ def run_flips(run: LoadedRun, rejudged: list[Rejudged], offset: int = 0) -> list
                 again = by_key.get(_join_key(log, ep.trajectory, ep.position))
                 if again:
                     view = views.get(id(ep.trajectory))
-                    _count(tally, info, ep.evaluations.get(eval_type) or [], again, ep.trajectory, view, offset)
+                    _count(tally, info, ep.evaluations.get(eval_type) or [], again, ep.trajectory, view)
     out = []
     for info in run.scorers:
         tally = tallies.get(info.name)
@@ -99,7 +99,6 @@ def _count(
     again: list[Evaluation],
     trajectory: Trajectory,
     view: int | None,
-    offset: int,
 ) -> None:
     first = next((ev for ev in headline if ev.value_of(info.metric) is not None), None)
     redone = sorted((ev for ev in again if ev.value_of(info.metric) is not None), key=lambda ev: ev.rejudge)
@@ -120,7 +119,7 @@ def _count(
             FlipCase(
                 case_name=trajectory.case_name,
                 trial=trajectory.trial,
-                episode=None if view is None else offset + view,
+                episode=view,
                 values=values,
                 labels=[ev.label for ev in judgements],
             )
