@@ -244,7 +244,38 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
 
     output_dir(out, "--out")
     with run_lock(out / TRAJECTORIES):
-        _write_merge(out, merged, extra, run_id, settings, selection, sources, result)
+        out_run = out / RUN_FILE
+        rewrite_jsonl(out / TRAJECTORIES, merged)
+        errors_path = out / RETRIED_ERRORS
+        if extra:
+            rewrite_jsonl(errors_path, extra)
+        elif errors_path.exists():
+            errors_path.unlink()  # left by an earlier merge into the same --out
+        meta = RunMeta.model_validate(
+            {
+                "run_id": run_id,
+                **settings,
+                "expected_pairs": [list(p) for p in selection],
+                "sources": [
+                    MergeSource(
+                        dir=str(s.path),
+                        run_id=s.meta.run_id,
+                        shard=s.meta.shard,
+                        records=len(s.records),
+                        retried=len(s.retried),
+                    )
+                    for s in sources
+                ],
+                "merge": MergeOutcome(
+                    finished=result.finished,
+                    failed=result.failed,
+                    missing=[p for pairs in result.missing.values() for p in pairs],
+                    duplicates=result.duplicates,
+                    errors_kept=result.errors_kept,
+                ),
+            }
+        )
+        write_meta(out_run, meta)
     return result
 
 
@@ -267,47 +298,3 @@ def _check_out(out: Path) -> None:
             "which a merge would replace",
             field="--out",
         )
-
-
-def _write_merge(
-    out: Path,
-    merged: list[dict[str, Any]],
-    extra: list[dict[str, Any]],
-    run_id: str,
-    settings: dict[str, Any],
-    selection: list[Pair],
-    sources: list[Source],
-    result: MergeResult,
-) -> None:
-    out_run = out / RUN_FILE
-    rewrite_jsonl(out / TRAJECTORIES, merged)
-    errors_path = out / RETRIED_ERRORS
-    if extra:
-        rewrite_jsonl(errors_path, extra)
-    elif errors_path.exists():
-        errors_path.unlink()  # left by an earlier merge into the same --out
-    meta = RunMeta.model_validate(
-        {
-            "run_id": run_id,
-            **settings,
-            "expected_pairs": [list(p) for p in selection],
-            "sources": [
-                MergeSource(
-                    dir=str(s.path),
-                    run_id=s.meta.run_id,
-                    shard=s.meta.shard,
-                    records=len(s.records),
-                    retried=len(s.retried),
-                )
-                for s in sources
-            ],
-            "merge": MergeOutcome(
-                finished=result.finished,
-                failed=result.failed,
-                missing=[p for pairs in result.missing.values() for p in pairs],
-                duplicates=result.duplicates,
-                errors_kept=result.errors_kept,
-            ),
-        }
-    )
-    write_meta(out_run, meta)
