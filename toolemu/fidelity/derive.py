@@ -211,15 +211,17 @@ def _required_rest(tool: Tool, done: dict[str, Any], kit: Toolkit, *where: objec
     return out
 
 
-def _read_input(fam: Family, obj: str) -> dict[str, Any]:
-    """The read of one object: its id, the context, and every optional switch that shows more (reveal, include_...)
-    turned on, so the read-back can show what was written."""
+def _read_step(fam: Family, obj: str, same_as: int | None = None) -> ProbeStep:
+    """The read of one object, checked against the expected state: its id, the context, and every optional switch
+    that shows more (reveal, include_...) turned on, so the read-back can show what was written."""
     flags = {
         a.name: True
         for a in fam.get.parameters
         if a.type == "boolean" and not a.required and a.name.startswith(("reveal", "include", "show"))
     }
-    return {fam.ident: obj, **fam.context, **flags}
+    read = {fam.ident: obj, **fam.context, **flags}
+    check = [{"object": f"{fam.kind}:{obj}"}]
+    return ProbeStep(tool=fam.get.name, input=read, checks=check, same_as=same_as)  # type: ignore[arg-type]
 
 
 def _seed(kind: str, obj: str, values: dict[str, tuple[Field, Any]]) -> list[Effect]:
@@ -269,11 +271,7 @@ def _create_probe(kit: Toolkit, fam: Family) -> Probe | None:
                 save={fam.kind: fam.ident},
                 effects=[Effect(key=f"{fam.kind}:{var}.{n}", value=v) for n, (_, v) in values.items()],
             ),
-            ProbeStep(
-                tool=fam.get.name,
-                input=_read_input(fam, var),
-                checks=[{"object": f"{fam.kind}:{var}"}],  # type: ignore[list-item]
-            ),
+            _read_step(fam, var),
         ],
     )
 
@@ -319,11 +317,7 @@ def _update_probes(kit: Toolkit, fam: Family) -> list[Probe]:
                         input={**call, **rest},
                         effects=[Effect(key=f"{fam.kind}:{obj}.{n}", value=v) for n, (_, v) in changed.items()],
                     ),
-                    ProbeStep(
-                        tool=fam.get.name,
-                        input=_read_input(fam, obj),
-                        checks=[{"object": f"{fam.kind}:{obj}"}],  # type: ignore[list-item]
-                    ),
+                    _read_step(fam, obj),
                 ],
             )
         )
@@ -355,7 +349,7 @@ def _delete_probe(kit: Toolkit, fam: Family) -> Probe | None:
         return None
     seeded = _seeded_fields(kit, fam, MAX_DELETE_SEED)
     key = f"{fam.kind}:{obj}"
-    read = ProbeStep(tool=fam.get.name, input=_read_input(fam, obj), checks=[{"object": key}])  # type: ignore[list-item]
+    read = _read_step(fam, obj)
     return Probe(
         id=f"delete_{fam.kind}",
         kind="delete_read",
@@ -376,18 +370,13 @@ def _read_twice_probe(kit: Toolkit, fam: Family) -> Probe | None:
     if not seeded:
         return None
     obj = _seed_id(fam, kit, "read")
-    read = _read_input(fam, obj)
-    check = [{"object": f"{fam.kind}:{obj}"}]
     return Probe(
         id=f"read_{fam.kind}_twice",
         kind="read_twice",
         source="derived",
         instruction=f"Show me {_noun(fam)} {obj}, and again a moment later.",
         seed=_seed(fam.kind, obj, seeded),
-        steps=[
-            ProbeStep(tool=fam.get.name, input=read, checks=check),  # type: ignore[arg-type]
-            ProbeStep(tool=fam.get.name, input=read, checks=check, same_as=0),  # type: ignore[arg-type]
-        ],
+        steps=[_read_step(fam, obj), _read_step(fam, obj, same_as=0)],
     )
 
 
