@@ -106,9 +106,6 @@ class FidelityFile(BaseModel):
     not_run: list[str] = Field(default_factory=list)  # <toolkit>/<probe> (<type>) a stop left unplayed
     stop_reason: str = ""
 
-    def certificate(self, toolkit: str, emulator_type: str) -> Certificate | None:
-        return next((c for c in self.certificates if c.toolkit == toolkit and c.emulator_type == emulator_type), None)
-
 
 class ToolkitFidelity(BaseModel):
     """Beside one toolkit's results in a run's report: the fidelity certificate of the emulator that produced them."""

@@ -78,14 +78,9 @@ def evaluation_scores(episode: Episode, info: MetricInfo) -> list[Score]:
     return [ev.to_score(info.name, info.metric) for ev in episode.evaluations.get(info.eval_type) or []]
 
 
-def score_of(episode: Episode, info: MetricInfo, has_file: bool) -> Score | None:
-    """The episode's score for one scorer, for tables by episode and the trace viewer: the mean over replicate
-    evaluations; None when the run has no such evaluations at all."""
-    return pooled_score(evaluation_scores(episode, info), info, has_file)
-
-
 def pooled_score(scores: list[Score], info: MetricInfo, has_file: bool) -> Score | None:
-    """`score_of` from the episode's evaluation lines of that scorer."""
+    """The episode's score for one scorer from its evaluation lines of that scorer, for tables by episode and the
+    trace viewer: the mean over replicate evaluations; None when the run has no such evaluations at all."""
     if not scores:
         return Score(scorer=info.name, metric=info.metric, status="missing") if has_file else None
     ok = [s for s in scores if s.scored]

@@ -9,7 +9,6 @@ after "quit:" where there is one), grouped, most frequent first.
 from __future__ import annotations
 
 import re
-import weakref
 from collections import Counter
 
 from toolemu.log.toolemu_format import quit_reason
@@ -48,32 +47,13 @@ def _metric_lines(info: MetricInfo, m: MetricStats) -> list[str]:
     return lines
 
 
-# Each live report's overall rows by run (its groups list, that list's length, the rows): a study's unified reports,
-# one per run, each find their run's row without reading every run's groups (Report.overall reads them all).
-_OVERALL: dict[int, tuple[list[GroupStats], int, dict[str, GroupStats]]] = {}
-
-
-def _overall(report: Report, run: str) -> GroupStats | None:
-    """`report.overall(run)`, from an index made once per report (made again where its groups were replaced or
-    added to; dropped with the report)."""
-    key = id(report)
-    found = _OVERALL.get(key)
-    if found is None or found[0] is not report.groups or found[1] != len(report.groups):
-        index: dict[str, GroupStats] = {}
-        for g in report.groups:
-            if g.by == "all":
-                index.setdefault(g.run, g)  # the first, as Report.overall finds it
-        if found is None:
-            weakref.finalize(report, _OVERALL.pop, key, None)
-        found = _OVERALL[key] = (report.groups, len(report.groups), index)
-    return found[2].get(run)
-
-
-def unified_report_text(report: Report, run: str, episodes: list[EpisodeView] | None = None) -> str:
-    """`episodes`: the run's episodes, where the caller has them by run (every run's report then costs its own
-    episodes, not the whole report's)."""
+def unified_report_text(
+    report: Report, run: str, episodes: list[EpisodeView] | None = None, overall: GroupStats | None = None
+) -> str:
+    """`episodes` and `overall`: the run's episodes and its overall row, where the caller has them by run (a study's
+    unified reports, one per run, then cost their own episodes and rows, not the whole report's)."""
     info = next(r for r in report.runs if r.run == run)
-    overall = _overall(report, run)
+    overall = overall or report.overall(run)
     episodes = [ep for ep in report.episodes if ep.run == run] if episodes is None else episodes
     quits = [quit_reason(ep.final_answer) for ep in episodes if ep.status == "quit"]
     who = identity(info)  # what the run recorded, else what its file names say (safety-persists' dumps)

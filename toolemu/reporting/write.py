@@ -184,7 +184,8 @@ def write_report(
     by_run: dict[str, list[EpisodeView]] = {run: [] for run in unified}
     for ep in report.episodes:
         by_run.setdefault(ep.run, []).append(ep)
-    texts |= {path: unified_report_text(report, run, by_run[run]) for run, path in unified.items()}
+    overall = {g.run: g for g in reversed(report.groups) if g.by == "all"}  # the first of a run's, as report.overall
+    texts |= {path: unified_report_text(report, run, by_run[run], overall.get(run)) for run, path in unified.items()}
     stems = {run: path.name.removesuffix(UNIFIED_SUFFIX) for run, path in unified.items()}
     texts |= quitting_files(runs, out, stems, reduced)  # QuittingAgents' quit stats and costs, for runs of ours
     for path, text in texts.items():
