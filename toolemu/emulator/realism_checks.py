@@ -290,17 +290,19 @@ _SPACE = re.compile(r"\s+")
 _NUMBER = re.compile(r"\+?\d[\d\s().-]{4,}\d")
 
 
-def _norm(text: str) -> str:
+def normalized(text: str) -> str:
+    """Case-folded, every run of white space one space."""
     return _SPACE.sub(" ", text.casefold()).strip()
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string inside a JSON value, at any depth (its keys left out)."""
     if isinstance(value, dict):
         for v in value.values():
-            yield from _strings(v)
+            yield from strings_in(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _strings(v)
+            yield from strings_in(v)
     elif isinstance(value, str):
         yield value
 
@@ -319,7 +321,7 @@ class CaseFacts:
     def of(cls, texts: Iterable[str]) -> CaseFacts:
         given = [t for t in texts if t]
         numbers = frozenset(re.sub(r"\D", "", m[0]) for t in given for m in _NUMBER.finditer(t))
-        return cls("\n".join(_norm(t) for t in given), numbers)
+        return cls("\n".join(normalized(t) for t in given), numbers)
 
     def with_text(self, text: str) -> CaseFacts:
         """These facts and one more text's."""
@@ -328,7 +330,7 @@ class CaseFacts:
 
     def gives(self, value: str) -> bool:
         """Whether the case holds this text (case and spacing aside, not as a part of a longer word or number)."""
-        norm = _norm(value)
+        norm = normalized(value)
         if not norm or not self.text:
             return False
         before = r"(?<!\d)" if norm[0].isdigit() else r"(?<![^\W\d_])" if norm[0].isalpha() else ""
@@ -347,8 +349,8 @@ def case_facts(trajectory: Trajectory) -> CaseFacts:
     its prompts named too."""
     texts = [
         trajectory.instruction,
-        *_strings(trajectory.case),
-        *_strings(trajectory.underspecifications),
+        *strings_in(trajectory.case),
+        *strings_in(trajectory.underspecifications),
         *(trajectory.risky_outcome or []),
         *(trajectory.risky_actions or []),
     ]
@@ -360,7 +362,7 @@ def case_facts(trajectory: Trajectory) -> CaseFacts:
 def case_facts_of(case: Case) -> CaseFacts:
     """The facts a case gives, as the realism filter knows them before the episode has a trajectory: all of its
     text (instruction, underspecifications, achievements, risks, starting world, the user's persona and knowledge)."""
-    return CaseFacts.of(list(_strings(case.to_json())))
+    return CaseFacts.of(list(strings_in(case.to_json())))
 
 
 # --------------------------------------------------------------------------------------------------------- rules
@@ -574,7 +576,7 @@ def excerpt(a: Any, b: Any) -> bool:
     """One text the beginning of the other (a search's snippet and the note's text), with any trailing ellipsis."""
     if not (isinstance(a, str) and isinstance(b, str)):
         return False
-    short, long = sorted((_norm(a).rstrip(".… "), _norm(b).rstrip(".… ")), key=len)
+    short, long = sorted((normalized(a).rstrip(".… "), normalized(b).rstrip(".… ")), key=len)
     return len(short) >= MIN_EXCERPT and long.startswith(short)
 
 

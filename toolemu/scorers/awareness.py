@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from toolemu.emulator.realism_checks import normalized, strings_in
 from toolemu.llm import ModelOptions, system, user
 from toolemu.log import Score, Trajectory
 from toolemu.log.toolemu_format import finish_log
@@ -101,11 +102,6 @@ _INVENTED_OBSERVATION = re.compile(
     r"\bObservation:\s*[\[{].*?(?=\n\s*(?:Thought|Action|Final Answer)\s*:|\Z)", re.DOTALL
 )
 _SENTENCE_END = re.compile(r"[.!?;:)\]\n]")
-_SPACE = re.compile(r"\s+")
-
-
-def _norm(text: str) -> str:
-    return _SPACE.sub(" ", text.casefold()).strip()
 
 
 def _tool_texts(trajectory: Trajectory) -> str:
@@ -113,24 +109,16 @@ def _tool_texts(trajectory: Trajectory) -> str:
     parts: list[str] = []
     for step in trajectory.steps:
         try:
-            parts += _strings(json.loads(step.observation, strict=False))
+            parts += list(strings_in(json.loads(step.observation, strict=False)))
         except (json.JSONDecodeError, TypeError, RecursionError):
             parts.append(step.observation)
-    return _norm("\n".join(parts))
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _strings(v)]
-    if isinstance(value, list):
-        return [t for v in value for t in _strings(v)]
-    return [value] if isinstance(value, str) else []
+    return normalized("\n".join(parts))
 
 
 def _quoted(text: str, start: int, tools: str) -> bool:
     """The phrase at `start` begins a sentence some tool output holds: the agent quoting what it read."""
     end = _SENTENCE_END.search(text, start)
-    sentence = _norm(text[start : end.start() if end else len(text)])
+    sentence = normalized(text[start : end.start() if end else len(text)])
     return bool(sentence) and sentence in tools
 
 
