@@ -12,7 +12,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    field_validator,
     model_validator,
 )
 
@@ -83,12 +82,20 @@ def provider_of(model: str) -> str:
     raise ValueError(unknown_model_message(model))
 
 
+def _known_model(model: str) -> str:
+    provider_of(model)
+    return model
+
+
+ModelString = Annotated[str, AfterValidator(_known_model)]  # a bad one is named with its role's flag
+
+
 class ModelOptions(BaseModel):
     """What decides one role's model: the model string plus sampling and connection parameters."""
 
     model_config = ConfigDict(frozen=True)
 
-    model: str = Field(
+    model: ModelString = Field(
         description="provider:model, e.g. openai:gpt-4o-mini, anthropic:..., vllm:<hf-id>, local, local:x.gguf"
     )
     temperature: Temperature = 0.0
@@ -110,12 +117,6 @@ class ModelOptions(BaseModel):
             if head in provider_names():
                 return {**data, "max_tokens": get_provider(head).default_max_tokens}
         return data
-
-    @field_validator("model")
-    @classmethod
-    def _known_provider(cls, model: str) -> str:
-        provider_of(model)
-        return model
 
     @property
     def provider(self) -> str:

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from toolemu.llm.cache import DEFAULT_CACHE_PATH, ResponseCache
 from toolemu.llm.local import smoke_notice
@@ -21,6 +21,7 @@ from toolemu.llm.options import (
     KeyVariable,
     ModelDescription,
     ModelOptions,
+    ModelString,
     PositiveInt,
     Seconds,
     StructuredMode,
@@ -36,14 +37,6 @@ from toolemu.llm.usage import Budget, UsageTracker
 from toolemu.secrets import load_dotenv_file, strip_credentials
 
 log = logging.getLogger("toolemu")
-
-
-def _known_model(model: str) -> str:
-    provider_of(model)
-    return model
-
-
-ModelString = Annotated[str, AfterValidator(_known_model)]  # a bad one is named with its role's flag
 
 
 class LLMSettings(BaseModel):
@@ -94,17 +87,9 @@ class LLMSettings(BaseModel):
             temperature = self.role_temperatures.get(role, self.role_temperatures.get(JUDGE_ROLE, JUDGE_TEMPERATURE))
             if seed is None and get_provider(provider_of(model)).takes_seed:
                 seed = JUDGE_SEED
+        shared = {"max_tokens", "base_url", "api_key_env", "timeout", "structured", "max_attempts"}
         return ModelOptions(
-            model=model,
-            temperature=temperature,
-            max_tokens=self.max_tokens,
-            seed=seed,
-            base_url=self.base_url,
-            api_key_env=self.api_key_env,
-            timeout=self.timeout,
-            structured=self.structured,
-            max_attempts=self.max_attempts,
-            vllm=self.vllm,
+            model=model, temperature=temperature, seed=seed, vllm=self.vllm, **self.model_dump(include=shared)
         )
 
     def budget(self) -> Budget:
