@@ -6,24 +6,24 @@ from typing import Annotated
 import typer
 
 from toolemu.cli import limits, outcome
-from toolemu.cli.options import ModelFlagsFixedTokens, merge_role_models, takes
-from toolemu.cli.run import batch_flags, settings_for
-from toolemu.cli.run_options import BatchFlags, BudgetFlags, EvaluatorModelFlags, ToolkitFlags
+from toolemu.cli.options import ModelFlagsFixedTokens, takes
+from toolemu.cli.run import batch_flags, evaluator_of, settings_for
+from toolemu.cli.run_options import BatchFlags, BudgetFlags, EvaluatorModelFlags, ToolkitFlags, panel_models
 from toolemu.cli.toolemu_names import model_string
 
 _A = "Judge audit"
 
 
 def audited_models(evaluator_model: str | None, dry_run: bool) -> list[str]:
-    """The judges `--evaluator-model a,b` names (none: the run's own); under --dry-run, a mock judge per one."""
+    """The judges `--evaluator-model a,b` names (none: the run's own; several: a panel's, as `run` makes them);
+    under --dry-run, a mock judge per one."""
     from toolemu.llm.dryrun import DRY_RUN_MODEL
-    from toolemu.scorers.identity import judge_slug
     from toolemu.scorers.panel import parse_models
 
     models = [model_string(m) for m in parse_models(evaluator_model)]
-    if dry_run and models:
-        return [DRY_RUN_MODEL] if len(models) == 1 else [f"{DRY_RUN_MODEL}:{judge_slug(m)}" for m in models]
-    return models
+    if len(models) > 1:
+        return panel_models(evaluator_model, dry_run)
+    return [DRY_RUN_MODEL] if dry_run and models else models
 
 
 @takes(ModelFlagsFixedTokens, EvaluatorModelFlags, ToolkitFlags, BatchFlags, BudgetFlags)
@@ -69,15 +69,13 @@ def judge_audit(
     batch = batch_flags(ctx)
     limits.AUDIT_EPISODES.check(episodes)
     limits.AUDIT_MUTANTS.check(mutants)
-    given, model = ModelFlagsFixedTokens.of(ctx).take("evaluator")  # the judges are read here, not by the settings
-    judges = merge_role_models(
-        {"evaluator": given} if given else {}, {"evaluator": EvaluatorModelFlags.of(ctx).evaluator_model}
-    )
+    judges, _ = evaluator_of(ModelFlagsFixedTokens.of(ctx), EvaluatorModelFlags.of(ctx))
+    _, model = ModelFlagsFixedTokens.of(ctx).take("evaluator")  # the judges are read here, not by the settings
     settings = settings_for(model, {})
     result = audit(
         run,
         settings=settings,
-        judges=audited_models(judges.get("evaluator"), model.dry_run),
+        judges=audited_models(judges, model.dry_run),
         episodes=episodes,
         mutants_per_episode=mutants,
         kinds=kind,
