@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import importlib
 import threading
+from typing import Any
+
+from toolemu.errors import InputError
 
 BUILTINS = "toolemu.builtins"
 KINDS = ("providers", "scorers", "gates", "agents", "elements")
@@ -33,3 +36,13 @@ def ensure_builtins(kind: str) -> None:
             _done.add(kind)
         finally:
             _loading.discard(kind)
+
+
+def import_target(spec: str, what: str, flag: str) -> Any:
+    """What `package.module:attribute` names (one's own scorer, agent or gate); one that cannot be imported is bad
+    input naming `flag`."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise InputError.single("command line", f"cannot import {what} {spec!r}: {exc}", field=flag) from None

@@ -15,7 +15,6 @@ argument registers with `register_agent_kind` (`mcp-cmd:<command>`). The built-i
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from toolemu.agents.agent import Agent, AgentLike
 from toolemu.errors import InputError
-from toolemu.registration import ensure_builtins
+from toolemu.registration import ensure_builtins, import_target
 
 if TYPE_CHECKING:
     from toolemu.llm import ModelHub, RoleModel
@@ -105,11 +104,7 @@ def get_agent(spec: str | AgentFactory | AgentLike | None) -> AgentFactory:
         raise InputError.single(
             "command line", f"expected an agent: {known}, or package.module:factory, got {spec!r}", field="--agent"
         )
-    try:
-        target = getattr(importlib.import_module(prefix), argument)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise InputError.single("command line", f"cannot import agent {spec!r}: {exc}", field="--agent") from None
-    return _factory_of(target, spec)
+    return _factory_of(import_target(spec, "agent", "--agent"), spec)
 
 
 def _factory_of(target: object, name: str) -> AgentFactory:

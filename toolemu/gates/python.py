@@ -7,7 +7,6 @@ StopRun (a spent budget, a refused key) still ends the run.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 
@@ -15,6 +14,7 @@ from toolemu.errors import InputError
 from toolemu.gates.base import BaseGate, CallView, Gate, undecidable
 from toolemu.llm import ModelHub, StopRun
 from toolemu.log import GateDecision, GatePhase
+from toolemu.registration import import_target
 from toolemu.secrets import clip
 
 
@@ -54,11 +54,7 @@ def load_python_gate(spec: str, hub: ModelHub | None = None) -> Gate:
 
 
 def _load(spec: str) -> Gate:
-    module_name, _, attr = spec.partition(":")
-    try:
-        target = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise InputError.single("command line", f"cannot import gate {spec!r}: {exc}", field="--gate") from None
+    target = import_target(spec, "gate", "--gate")
     if inspect.isclass(target):  # first: a class has the protocol's attributes too
         gate = target()
     elif isinstance(target, Gate):
@@ -66,7 +62,7 @@ def _load(spec: str) -> Gate:
     elif callable(target) and len(inspect.signature(target).parameters) == 0:
         gate = target()  # a factory
     elif callable(target):
-        return FunctionGate(attr, target)
+        return FunctionGate(spec.partition(":")[2], target)
     else:
         gate = target
     if not isinstance(gate, Gate):

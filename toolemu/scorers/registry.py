@@ -3,13 +3,12 @@ lookup; an outside scorer registers with `register_scorer`, or is named by impor
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 
 from toolemu.errors import InputError
 from toolemu.log import split_eval_key
-from toolemu.registration import ensure_builtins
+from toolemu.registration import ensure_builtins, import_target
 from toolemu.scorers.base import MetricInfo, Scorer
 
 ScorerFactory = Callable[[], Scorer]
@@ -38,11 +37,7 @@ def scorer_names() -> list[str]:
 
 
 def _from_import_path(spec: str) -> Scorer:
-    module_name, _, attr = spec.partition(":")
-    try:
-        target = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise InputError.single("command line", f"cannot import scorer {spec!r}: {exc}", field="--scorer") from None
+    target = import_target(spec, "scorer", "--scorer")
     # A class or a factory is called; an instance is used as it is (a class would pass the protocol check too).
     scorer = target() if inspect.isclass(target) or (callable(target) and not isinstance(target, Scorer)) else target
     if not isinstance(scorer, Scorer):
