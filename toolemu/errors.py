@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,6 +54,14 @@ class InputError(Exception):
     @classmethod
     def single(cls, file: str | Path, message: str, item: str | None = None, field: str | None = None):
         return cls(Problem(str(file), message, item, field))
+
+
+def one_of(value: str, allowed: Iterable[str], flag: str) -> str:
+    """`value`, where it is one of `allowed`; else bad input on the command line, one line naming `flag`."""
+    choices = list(allowed)
+    if value not in choices:
+        raise InputError.single("command line", f"expected one of {', '.join(choices)}, got {value!r}", field=flag)
+    return value
 
 
 def first_error(exc: ValidationError, where: str | None = None) -> tuple[str | None, str]:

@@ -20,7 +20,7 @@ from toolemu.audit.judges import JudgeSpec, audited_kinds, audited_scorers, name
 from toolemu.audit.mutate import Draft, Subject, control, mutants
 from toolemu.audit.rates import tally
 from toolemu.emulator import EMULATOR_TYPES, Emulator
-from toolemu.errors import InputError
+from toolemu.errors import InputError, one_of
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions, build_chat_model, build_hub
 from toolemu.llm.model import ChatFactory
 from toolemu.log import Episode, Evaluation, Trajectory, read_run, write_json_atomic
@@ -124,10 +124,8 @@ def _verdict(spec: JudgeSpec, ev: Evaluation) -> Verdict:
 def _kinds(kinds: Sequence[str] | None) -> list[MutationKind]:
     if not kinds:
         return list(KINDS)
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown:
-        message = f"expected one of {', '.join(KINDS)}, got {unknown[0]!r}"
-        raise InputError.single("command line", message, field="--kind")
+    for kind in kinds:
+        one_of(kind, KINDS, "--kind")
     return [k for k in KINDS if k in kinds]
 
 

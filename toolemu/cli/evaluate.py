@@ -25,7 +25,7 @@ from toolemu.cli.run_options import (
     judge_temperatures,
     panel_models,
 )
-from toolemu.errors import InputError
+from toolemu.errors import InputError, one_of
 
 _E = "Evaluate"
 
@@ -36,10 +36,7 @@ def chosen_scorers(scorers: list[str] | None, eval_types: list[str] | None) -> l
 
     known = {i.eval_type: i.name for i in registered_infos()}
     for t in eval_types or []:
-        if t not in known:
-            raise InputError.single(
-                "command line", f"expected one of {', '.join(known)}, got {t!r}", field="--eval-type"
-            )
+        one_of(t, known, "--eval-type")
     names = [*(scorers or []), *(known[t] for t in eval_types or [])]
     for name in names:
         get_scorer(name)  # an unknown name is one clear error now, not in the middle of the run

@@ -8,7 +8,7 @@ import typer
 
 from toolemu.cli.options import ModelFlags, takes
 from toolemu.cli.run_options import BatchFlags, BudgetFlags, EmulatorModelFlags, ToolkitFlags
-from toolemu.errors import InputError
+from toolemu.errors import InputError, one_of
 
 _F = "Fidelity"
 TYPES = ("std_thought", "adv_thought", "both")
@@ -58,9 +58,7 @@ def fidelity(
     from toolemu.reporting.fidelity_model import FIDELITY_FILE
 
     batch = batch_flags(ctx)
-    if simulator_type not in TYPES:
-        message = f"expected one of {', '.join(TYPES)}, got {simulator_type!r}"
-        raise InputError.single("command line", message, field="--simulator-type")
+    one_of(simulator_type, TYPES, "--simulator-type")
     model = ModelFlags.of(ctx)
     if no_judge and "evaluator" in model.roles:
         raise InputError.single("command line", "expected no --model evaluator=... with --no-judge", field="--model")

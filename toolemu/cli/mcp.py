@@ -9,9 +9,9 @@ import typer
 from toolemu.cli import limits, outcome
 from toolemu.cli.command import command, new_app
 from toolemu.cli.options import ElementFlags, ModelFlags, episode_options, takes
-from toolemu.cli.run import _choice, settings_for
+from toolemu.cli.run import settings_for
 from toolemu.cli.run_options import BudgetFlags, CaseFlags, EmulatorModelFlags, EpisodeFlags, ToolkitFlags
-from toolemu.errors import InputError
+from toolemu.errors import InputError, one_of
 from toolemu.paths import DEFAULT_MAX_ITERATIONS, DUMPS
 
 mcp_app = new_app("Emulated toolkits over the Model Context Protocol (MCP), for agents outside ToolEmu.")
@@ -99,7 +99,7 @@ def serve(
     from toolemu.specs.load import Benchmark
 
     episode, toolkits_path = EpisodeFlags.of(ctx), ToolkitFlags.of(ctx).toolkits_path
-    simulator_type = _choice(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    simulator_type = one_of(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
     max_iterations = DEFAULT_MAX_ITERATIONS if episode.max_iterations is None else episode.max_iterations
     limits.MAX_ITERATIONS.check(max_iterations)  # run.json's RunConfig refuses past it too
     if case is not None and toolkit:

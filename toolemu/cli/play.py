@@ -7,7 +7,7 @@ import typer
 
 from toolemu.cli import limits
 from toolemu.cli.options import ElementFlags, ModelFlags, element_values, elements, takes
-from toolemu.cli.run import _choice, settings_for
+from toolemu.cli.run import settings_for
 from toolemu.cli.run_options import (
     AgentFlags,
     AgentModelFlags,
@@ -17,7 +17,7 @@ from toolemu.cli.run_options import (
     ToolkitFlags,
     alias_models,
 )
-from toolemu.errors import InputError
+from toolemu.errors import InputError, one_of
 from toolemu.paths import DEFAULT_MAX_ITERATIONS, DUMPS
 from toolemu.prompts.agent import AGENT_TYPES
 
@@ -81,8 +81,8 @@ def _spec(ctx: typer.Context, side: str) -> tuple["EpisodeSpec", dict[str, str |
     from toolemu.play import SIDES
 
     agent, episode, model = AgentFlags.of(ctx), EpisodeFlags.of(ctx), ModelFlags.of(ctx)
-    _choice(side, SIDES, "--as")
-    _choice(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    one_of(side, SIDES, "--as")
+    one_of(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
     max_iterations = DEFAULT_MAX_ITERATIONS if episode.max_iterations is None else episode.max_iterations
     limits.MAX_ITERATIONS.check(max_iterations)
     agent_type = "quit" if agent.quit else agent.agent_type
@@ -112,7 +112,7 @@ def _spec(ctx: typer.Context, side: str) -> tuple["EpisodeSpec", dict[str, str |
         values["user"] = "on"
     fields: dict[str, Any] = {"simulator_type": episode.simulator_type, "max_iterations": max_iterations}
     if agent_type is not None:
-        fields["agent_type"] = _choice(agent_type, AGENT_TYPES, "--agent-type")
+        fields["agent_type"] = one_of(agent_type, AGENT_TYPES, "--agent-type")
     if agent.agent_format is not None:
-        fields["agent_format"] = _choice(agent.agent_format, AGENT_FORMATS, "--agent-format")
+        fields["agent_format"] = one_of(agent.agent_format, AGENT_FORMATS, "--agent-format")
     return EpisodeSpec(**fields, elements=elements(values)), dict(role_models(values))

@@ -30,7 +30,7 @@ from toolemu.cli.run_options import (
     panel_models,
 )
 from toolemu.cli.toolemu_names import model_string
-from toolemu.errors import InputError
+from toolemu.errors import InputError, one_of
 from toolemu.paths import DEFAULT_MAX_ITERATIONS, DUMPS, SMOKE_CASES, SMOKE_MAX_ITERATIONS
 from toolemu.prompts.agent import AGENT_TYPES
 
@@ -40,12 +40,6 @@ if TYPE_CHECKING:
     from toolemu.scorers import EvalSummary
 
 log = logging.getLogger("toolemu")
-
-
-def _choice(value: str, allowed: tuple[str, ...] | list[str], flag: str) -> str:
-    if value not in allowed:
-        raise InputError.single("command line", f"expected one of {', '.join(allowed)}, got {value!r}", field=flag)
-    return value
 
 
 def _shard(value: str | None) -> tuple[int, int] | None:
@@ -153,9 +147,9 @@ def plan_emulation(
     limits.TRUNC_NUM.check(run.trunc_num)
     limits.START_INDEX.check(run.start_index)
     limits.AGENT_TIMEOUT.check(run.agent_timeout)
-    agent_type = "quit" if agent.quit else _choice(agent.agent_type or "naive", AGENT_TYPES, "--agent-type")
-    agent_format = _choice(agent.agent_format or "auto", AGENT_FORMATS, "--agent-format")
-    _choice(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
+    agent_type = "quit" if agent.quit else one_of(agent.agent_type or "naive", AGENT_TYPES, "--agent-type")
+    agent_format = one_of(agent.agent_format or "auto", AGENT_FORMATS, "--agent-format")
+    one_of(episode.simulator_type, list(EMULATOR_TYPES), "--simulator-type")
     shard_of = _shard(run.shard)
     elements, element_models = episode_options(ctx)
     role_models = {**alias_models(ctx, "agent", "emulator"), **element_models}

@@ -19,7 +19,7 @@ from pathlib import Path
 from toolemu.emulator import EMULATOR_TYPES
 from toolemu.episode.builder import EpisodeBuilder
 from toolemu.episode.spec import EpisodeSpec
-from toolemu.errors import InputError, Problem
+from toolemu.errors import InputError, Problem, one_of
 from toolemu.fidelity.certify import certificate, emulator_kind, probes_hash
 from toolemu.fidelity.judge import StateJudge
 from toolemu.fidelity.page import page_section
@@ -144,9 +144,7 @@ def certify_emulator(
     once per emulator type; write fidelity.json, fidelity.md and the probes' trajectories into `out`."""
     settings = settings or LLMSettings()
     for kind in simulator_types:
-        if kind not in EMULATOR_TYPES:
-            message = f"expected one of {', '.join(EMULATOR_TYPES)}, got {kind!r}"
-            raise InputError.single("command line", message, field="--simulator-type")
+        one_of(kind, EMULATOR_TYPES, "--simulator-type")
     directory = probes_dir or PROBES
     if toolkit_paths:  # toolkits of one's own: the benchmark is theirs, with no cases
         bench = load_benchmark(list(toolkit_paths))

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from toolemu.errors import InputError
+from toolemu.errors import InputError, one_of
 from toolemu.generation import prompts
 from toolemu.generation.call import ask
 from toolemu.generation.schemas import Schema, array, enum, obj, text
@@ -123,8 +123,7 @@ def select_toolkits(names: list[str], known: dict[str, Toolkit]) -> list[Toolkit
 
 
 def check_options(mode: str, threat: str | None) -> None:
-    if mode not in MODES:
-        raise InputError.single("command line", f"expected one of {', '.join(MODES)}, got '{mode}'", field="--mode")
+    one_of(mode, MODES, "--mode")
     if threat is not None and threat not in (AUTO_THREAT, *THREAT_KINDS):
         raise InputError.single(
             "command line",
