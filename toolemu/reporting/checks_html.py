@@ -5,7 +5,7 @@ Every string that came from a file (run names, case names, check ids) goes throu
 from __future__ import annotations
 
 from toolemu.reporting.checks import KIND_TEXT
-from toolemu.reporting.html_parts import e, table, td
+from toolemu.reporting.html_parts import Columns, column_table, e, run_td, td
 from toolemu.reporting.model import Report
 
 NOTE = (
@@ -16,35 +16,30 @@ NOTE = (
 )
 
 
+SUMMARY: Columns = [
+    ("run", lambda c: run_td(c.run)),
+    ("#scored by both", lambda c: td(str(c.both), num=True)),
+    ("#agree", lambda c: td(str(c.agree), num=True)),
+    ("#check violated, judged safe", lambda c: td(str(c.check_violated_judged_safe), num=True)),
+    ("#judged failure, no check violated", lambda c: td(str(c.judged_failure_no_check_violated), num=True)),
+]
+DISAGREEMENTS: Columns = [
+    ("run", lambda d: run_td(d.run)),
+    ("episode", lambda d: td(f'<a href="#ep-{d.episode}">{e(d.case_name)}</a> <span class="sub">#{d.trial}</span>')),
+    ("#safety", lambda d: td(f"{d.safety:g}", num=True)),
+    ("violated checks", lambda d: td(e(", ".join(d.violated)) or '<span class="sub">–</span>')),
+    ("how", lambda d: td(e(KIND_TEXT[d.kind]))),
+]
+
+
 def checks_section(report: Report) -> str:
     if not report.checks_vs_judge:
         return ""
     parts = ['<section id="checks"><h2>Checks and the safety judge</h2>', f'<p class="note">{e(NOTE)}</p>']
-    summary = [
-        [
-            td(f'<span class="run-name">{e(c.run)}</span>'),
-            td(str(c.both), num=True),
-            td(str(c.agree), num=True),
-            td(str(c.check_violated_judged_safe), num=True),
-            td(str(c.judged_failure_no_check_violated), num=True),
-        ]
-        for c in report.checks_vs_judge
-    ]
-    head = ["run", "#scored by both", "#agree", "#check violated, judged safe", "#judged failure, no check violated"]
-    parts.append(table("checks-summary", head, summary))
-    rows = [
-        [
-            td(f'<span class="run-name">{e(d.run)}</span>'),
-            td(f'<a href="#ep-{d.episode}">{e(d.case_name)}</a> <span class="sub">#{d.trial}</span>'),
-            td(f"{d.safety:g}", num=True),
-            td(e(", ".join(d.violated)) or '<span class="sub">–</span>'),
-            td(e(KIND_TEXT[d.kind])),
-        ]
-        for c in report.checks_vs_judge
-        for d in c.disagreements
-    ]
+    parts.append(column_table("checks-summary", SUMMARY, report.checks_vs_judge))
+    rows = [d for c in report.checks_vs_judge for d in c.disagreements]
     if rows:
         parts.append("<h3>Episodes where they disagree</h3>")
-        parts.append(table("checks-disagreements", ["run", "episode", "#safety", "violated checks", "how"], rows))
+        parts.append(column_table("checks-disagreements", DISAGREEMENTS, rows))
     parts.append("</section>")
     return "".join(parts)

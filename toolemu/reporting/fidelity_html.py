@@ -5,7 +5,7 @@ goes through `html.e`."""
 from __future__ import annotations
 
 from toolemu.reporting.fidelity_model import Share
-from toolemu.reporting.html_parts import e, rate_text, table, td
+from toolemu.reporting.html_parts import e, rate_text, run_td, table, td
 from toolemu.reporting.model import Report
 
 NOTE = (
@@ -31,7 +31,7 @@ def fidelity_table(report: Report) -> str:
         rows.append(
             [
                 td(e(f.toolkit)),
-                td(f'<span class="run-name">{e(f.run)}</span>'),
+                run_td(f.run),
                 td(e(f"{f.emulator} ({f.emulator_type})") + f'<span class="sub">{e(spec)}</span>'),
                 _share(f.state),
                 _share(f.fields),

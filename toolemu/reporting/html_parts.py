@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -23,6 +23,7 @@ __all__ = [
     "PALETTE",
     "STATUS_TITLES",
     "ci_text",
+    "column_table",
     "count_cell",
     "csp_policy",
     "e",
@@ -34,6 +35,7 @@ __all__ = [
     "page",
     "pct",
     "rate_text",
+    "run_td",
     "static_text",
     "swatch",
     "table",
@@ -152,3 +154,16 @@ def table(table_id: str, head: list[str], rows: list[list[str]]) -> str:
 
 def td(text: str, num: bool = False) -> str:
     return f'<td class="num">{text}</td>' if num else f"<td>{text}</td>"
+
+
+def run_td(run: str) -> str:
+    return td(f'<span class="run-name">{e(run)}</span>')
+
+
+Columns = Sequence[tuple[str, Callable[[Any], str]]]
+
+
+def column_table(table_id: str, columns: Columns, items: Iterable[Any]) -> str:
+    """A `table` declared column by column: each (heading, cell) heads its column and makes the column's cell of
+    every item, one row an item."""
+    return table(table_id, [head for head, _ in columns], [[cell(item) for _, cell in columns] for item in items])

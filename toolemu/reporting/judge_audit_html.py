@@ -6,7 +6,7 @@ Every string that came from a file (run, model and scorer names) goes through `h
 from __future__ import annotations
 
 from toolemu.log.judge_audit import METHOD, AuditedJudge, Share
-from toolemu.reporting.html_parts import ci_text, e, pct, table, td
+from toolemu.reporting.html_parts import e, rate_text, run_td, table, td
 from toolemu.reporting.judge_audit import NOT_MEASURED
 from toolemu.reporting.model import Report
 from toolemu.reporting.plots import run_order
@@ -15,7 +15,7 @@ from toolemu.reporting.plots import run_order
 def _text(s: Share) -> str:
     if s.rate is None:
         return '<span class="sub">none</span>'
-    return f'{pct(s.rate)} <span class="ci">{ci_text(s.ci, pct=True)}</span> <span class="sub">of {s.of}</span>'
+    return f'{rate_text(s.rate, s.ci)} <span class="sub">of {s.of}</span>'
 
 
 def _share(s: Share) -> str:
@@ -44,7 +44,7 @@ def judge_audit_section(report: Report) -> str:
             by_kind = {k.kind: k.caught for k in j.kinds}
             rows.append(
                 [
-                    td(f'<span class="run-name">{e(run)}</span>'),
+                    run_td(run),
                     td(e(j.scorer)),
                     td(e(j.label or j.model)),
                     td("headline" if j.headline else "panel"),

@@ -5,7 +5,7 @@ Every string that came from a file (model names, run names, notes) goes through 
 
 from __future__ import annotations
 
-from toolemu.reporting.html_parts import e, mean_text, pct, rate_text, table, td
+from toolemu.reporting.html_parts import Columns, column_table, e, mean_text, pct, rate_text, run_td, table, td
 from toolemu.reporting.model import AgreementStats, CorrectedRate, MetricStats, PanelStats, Report
 
 LEGEND_NOTE = (
@@ -15,25 +15,23 @@ LEGEND_NOTE = (
 )
 
 
+LEGEND: Columns = [
+    ("run", lambda u: run_td(u.run)),
+    ("scorer", lambda u: td(e(u.scorer))),
+    ("model", lambda u: td(e(u.model or "–"))),
+    ("judge id", lambda u: td(f"<code>{e(u.judge)}</code>")),
+    ("prompt", lambda u: td(f"<code>{e(u.prompt)}</code>" if u.prompt else "–")),
+    ("eval file", lambda u: td(e(u.file))),
+    ("role", lambda u: td("headline" if u.headline else "panel")),
+    ("#verdicts", lambda u: td(str(u.scored), True)),
+    ("#failed", lambda u: td(str(u.failed), True)),
+]
+
+
 def judges_legend(report: Report) -> str:
     if not report.judges:
         return ""
-    rows = [
-        [
-            td(f'<span class="run-name">{e(u.run)}</span>'),
-            td(e(u.scorer)),
-            td(e(u.model or "–")),
-            td(f"<code>{e(u.judge)}</code>"),
-            td(f"<code>{e(u.prompt)}</code>" if u.prompt else "–"),
-            td(e(u.file)),
-            td("headline" if u.headline else "panel"),
-            td(str(u.scored), True),
-            td(str(u.failed), True),
-        ]
-        for u in report.judges
-    ]
-    head = ["run", "scorer", "model", "judge id", "prompt", "eval file", "role", "#verdicts", "#failed"]
-    return f'<h3>Judges</h3><p class="note">{e(LEGEND_NOTE)}</p>' + table("judges-table", head, rows)
+    return f'<h3>Judges</h3><p class="note">{e(LEGEND_NOTE)}</p>' + column_table("judges-table", LEGEND, report.judges)
 
 
 def _stats_cells(m: MetricStats, failure: bool) -> list[str]:
@@ -63,33 +61,16 @@ def _kappa(value: float | None, ci: tuple[float, float] | None) -> str:
     return mean_text(value, ci) if value is not None else "undefined"  # both judges used one category
 
 
-def _agreement(p: PanelStats, index: int) -> str:
-    rows = []
-    for a in p.agreement:
-        kappa = a.kappa
-        rows.append(
-            [
-                td(f"{e(a.a)} <span class=sub>vs</span> {e(a.b)}"),
-                td(str(a.n), True),
-                td(rate_text(a.raw, a.raw_ci), True),
-                td(mean_text(kappa, a.kappa_ci) if kappa is not None else "undefined", True),
-                td(_kappa(a.kappa_quadratic, a.kappa_quadratic_ci), True),
-                td(_kappa(a.kappa_binary, a.kappa_binary_ci), True),
-                td(f"{pct(a.rate_a)} / {pct(a.rate_b)}", True),
-                td(_confusion(a)),
-            ]
-        )
-    head = [
-        "judges a vs b",
-        "#pairs",
-        "#raw agreement",
-        "#kappa",
-        "#quadratic kappa",
-        "#binarised kappa",
-        "#rate a / b",
-        "",
-    ]
-    return table(f"agreement-{index}", head, rows)
+AGREEMENT: Columns = [
+    ("judges a vs b", lambda a: td(f"{e(a.a)} <span class=sub>vs</span> {e(a.b)}")),
+    ("#pairs", lambda a: td(str(a.n), True)),
+    ("#raw agreement", lambda a: td(rate_text(a.raw, a.raw_ci), True)),
+    ("#kappa", lambda a: td(_kappa(a.kappa, a.kappa_ci), True)),
+    ("#quadratic kappa", lambda a: td(_kappa(a.kappa_quadratic, a.kappa_quadratic_ci), True)),
+    ("#binarised kappa", lambda a: td(_kappa(a.kappa_binary, a.kappa_binary_ci), True)),
+    ("#rate a / b", lambda a: td(f"{pct(a.rate_a)} / {pct(a.rate_b)}", True)),
+    ("", lambda a: td(_confusion(a))),
+]
 
 
 def _panel(p: PanelStats, index: int, report: Report) -> str:
@@ -108,42 +89,29 @@ def _panel(p: PanelStats, index: int, report: Report) -> str:
         f'<p class="note">The panel\'s rows are over the {p.complete} episodes every judge scored '
         f"({p.incomplete} episodes scored by only some judges are left out of them). Across judges: {spread}.</p>"
         + table(f"panel-{index}", head, rows)
-        + _agreement(p, index)
+        + column_table(f"agreement-{index}", AGREEMENT, p.agreement)
     )
 
 
-def _corrected(rows_in: list[CorrectedRate]) -> str:
-    rows = [
-        [
-            td(f'<span class="run-name">{e(c.run)}</span>'),
-            td(e(c.scorer)),
-            td(e(c.judge)),
-            td(e(c.event)),
-            td(str(c.n), True),
-            td(rate_text(c.raw, c.raw_ci), True),
-            td(f"{c.sensitivity:.2f} / {c.specificity:.2f}", True),
-            td(str(c.labelled) if c.labelled is not None else "given", True),
-            td(rate_text(c.corrected, c.corrected_ci), True),
-            td(e("; ".join(c.notes))),
-        ]
-        for c in rows_in
-    ]
-    head = [
-        "run",
-        "scorer",
-        "judge",
-        "event",
-        "#N",
-        "#raw [95% CI]",
-        "#Se / Sp",
-        "#labels",
-        "#corrected [95% CI]",
-        "notes",
-    ]
+CORRECTED: Columns = [
+    ("run", lambda c: run_td(c.run)),
+    ("scorer", lambda c: td(e(c.scorer))),
+    ("judge", lambda c: td(e(c.judge))),
+    ("event", lambda c: td(e(c.event))),
+    ("#N", lambda c: td(str(c.n), True)),
+    ("#raw [95% CI]", lambda c: td(rate_text(c.raw, c.raw_ci), True)),
+    ("#Se / Sp", lambda c: td(f"{c.sensitivity:.2f} / {c.specificity:.2f}", True)),
+    ("#labels", lambda c: td(str(c.labelled) if c.labelled is not None else "given", True)),
+    ("#corrected [95% CI]", lambda c: td(rate_text(c.corrected, c.corrected_ci), True)),
+    ("notes", lambda c: td(e("; ".join(c.notes)))),
+]
+
+
+def _corrected(rows: list[CorrectedRate]) -> str:
     return (
         '<h3>Rates corrected for judge error</h3><p class="note">Rogan–Gladen: (p + Sp − 1) / (Se + Sp − 1), clipped '
         "to [0, 1], with the judge's sensitivity and specificity against human labels; percentile bootstrap CI over "
-        "the run's episodes and the labelled pairs.</p>" + table("corrected-table", head, rows)
+        "the run's episodes and the labelled pairs.</p>" + column_table("corrected-table", CORRECTED, rows)
     )
 
 

@@ -6,7 +6,7 @@ Every string that came from a file (run names, model names) goes through `html.e
 
 from __future__ import annotations
 
-from toolemu.reporting.html_parts import e, rate_text, table, td
+from toolemu.reporting.html_parts import Columns, column_table, e, rate_text, run_td, table, td
 from toolemu.reporting.measurement_model import Rate, RunMeasurement
 from toolemu.reporting.model import Report
 
@@ -45,38 +45,25 @@ def _user(m: RunMeasurement) -> str:
     return td(e(text))
 
 
+COLUMNS: Columns = [
+    ("run", lambda m: run_td(m.run)),
+    ("#safe", lambda m: _cell(m.safe)),
+    ("#realistic", lambda m: _cell(m.realistic)),
+    ("#observations flagged", lambda m: td(f"{m.observations_flagged} / {m.observations_rated}", num=True)),
+    ("#aware", lambda m: _cell(m.aware)),
+    ("#safe, aware left out", lambda m: _cell(m.safe_unaware)),
+    ("#failure", lambda m: _cell(m.failure)),
+    ("#failure, aware left out", lambda m: _cell(m.failure_unaware)),
+    ("realism filter", _filter),
+    ("simulated user", _user),
+]
+
+
 def measurement_table(report: Report) -> str:
     if not report.measurement:
         return ""
-    rows = [
-        [
-            td(f'<span class="run-name">{e(m.run)}</span>'),
-            _cell(m.safe),
-            _cell(m.realistic),
-            td(f"{m.observations_flagged} / {m.observations_rated}", num=True),
-            _cell(m.aware),
-            _cell(m.safe_unaware),
-            _cell(m.failure),
-            _cell(m.failure_unaware),
-            _filter(m),
-            _user(m),
-        ]
-        for m in report.measurement
-    ]
-    head = [
-        "run",
-        "#safe",
-        "#realistic",
-        "#observations flagged",
-        "#aware",
-        "#safe, aware left out",
-        "#failure",
-        "#failure, aware left out",
-        "realism filter",
-        "simulated user",
-    ]
     parts = ["<h3>Realism and awareness</h3>", f'<p class="note">{e(NOTE)}</p>']
-    parts.append(table("measurement-table", head, rows))
+    parts.append(column_table("measurement-table", COLUMNS, report.measurement))
     if report.realism_by_emulator:
         by = [[td(e(x.emulator)), _cell(x.realistic), td(e(", ".join(x.runs)))] for x in report.realism_by_emulator]
         parts.append(table("realism-by-emulator", ["emulator", "#realistic", "runs"], by))

@@ -5,7 +5,7 @@ Every string that came from a file (run and scorer names, the fit's notes) goes 
 
 from __future__ import annotations
 
-from toolemu.reporting.html_parts import ci_text, e, pct, table, td
+from toolemu.reporting.html_parts import e, pct, rate_text, run_td, table, td
 from toolemu.reporting.model import Report
 from toolemu.reporting.noise import headline_scorers
 from toolemu.reporting.noise_model import JUDGE_SHARE_BOUND, PARTS, MetricNoise, Part, noise_text
@@ -18,7 +18,7 @@ def _share_cell(m: MetricNoise | None, part: Part) -> str:
     c = next((c for c in m.components if part in c.parts), None)
     if c is None:
         return td('<span class="sub">not measured</span>', num=True)
-    share = f'{pct(c.share)} <span class="ci">{ci_text(c.share_ci, pct=True)}</span>' if c.share is not None else "–"
+    share = rate_text(c.share, c.share_ci) if c.share is not None else "–"
     merged = f' <span class="sub">({e(c.name)})</span>' if len(c.parts) > 1 else ""
     sd = f' <span class="sub">sd {c.sd:.3f}</span>'
     if part == "judge" and m.judge_dominated:
@@ -46,12 +46,9 @@ def noise_table(report: Report) -> str:
             noted = f' <span class="sub">{e(m.degenerate)}</span>' if m is not None and m.degenerate else ""
             rows.append(
                 [
-                    td(f'<span class="run-name">{e(run)}</span>'),
+                    run_td(run),
                     td(f"{e(name)} <span class=sub>({e(rate_name)})</span>"),
-                    td(
-                        f'{pct(stats.binarized_rate)} <span class="ci">{ci_text(stats.binarized_ci, pct=True)}</span>',
-                        num=True,
-                    ),  # fmt: skip
+                    td(rate_text(stats.binarized_rate, stats.binarized_ci), num=True),
                     td(e(text) + noted),
                     *(_share_cell(m, part) for part in PARTS),
                 ]

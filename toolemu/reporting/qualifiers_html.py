@@ -6,7 +6,7 @@ Every string that came from a file (run, case, model and role names) goes throug
 
 from __future__ import annotations
 
-from toolemu.reporting.html_parts import ci_text, e, pct, table, td
+from toolemu.reporting.html_parts import Columns, column_table, e, pct, rate_text, run_td, table, td
 from toolemu.reporting.model import Report
 from toolemu.reporting.plots import overall_groups, run_order
 from toolemu.reporting.qualifiers import FlipCase, FlipStats, RunCost
@@ -18,7 +18,7 @@ SHOWN_CASES = 50  # flipped cases listed per scorer and run; the rest are counte
 def _flip_cell(f: FlipStats | None) -> str:
     if f is None:
         return td('<span class="sub">not re-judged</span>', num=True)
-    text = f'{pct(f.rate)} <span class="ci">{ci_text(f.ci, pct=True)}</span> <span class="sub">of {f.episodes}</span>'
+    text = f'{rate_text(f.rate, f.ci)} <span class="sub">of {f.episodes}</span>'
     if f.unstable:
         title = f"the judge changed its verdict on more than {pct(f.threshold)} of re-judged episodes"
         return f'<td class="num warn" title="{e(title)}">{text} unstable</td>'
@@ -48,12 +48,11 @@ def qualifiers_summary(report: Report) -> str:
             if m is None or not m.n:
                 continue
             f = flips.get((run, info.name))
-            rate = f'{pct(m.binarized_rate)} <span class="ci">{ci_text(m.binarized_ci, pct=True)}</span>'
             rows.append(
                 [
-                    td(f'<span class="run-name">{e(run)}</span>'),
+                    run_td(run),
                     td(f"{e(info.name)} <span class=sub>({e(info.rate_name)})</span>"),
-                    td(rate, num=True),
+                    td(rate_text(m.binarized_rate, m.binarized_ci), num=True),
                     _flip_cell(f),
                     _money_cell(cost.per_episode if cost else None, cost),
                     td(pct(cost.judge_share) if cost else "–", num=True),
@@ -84,29 +83,37 @@ def qualifiers_summary(report: Report) -> str:
     )
 
 
+STABILITY: Columns = [
+    ("run", lambda f: run_td(f.run)),
+    ("scorer", lambda f: td(e(f.scorer))),
+    ("judge", lambda f: td(e(f.judge))),
+    ("#re-judged", lambda f: td(str(f.episodes), num=True)),
+    ("#re-judgements each", lambda f: td(str(f.times), num=True)),
+    ("#flipped", lambda f: td(str(f.flipped), num=True)),
+    ("#flip rate [95% CI]", _flip_cell),
+]
+COST: Columns = [
+    ("role", lambda r: td(e(r.role))),
+    ("model", lambda r: td(e(r.model))),
+    ("#calls", lambda r: td(str(r.calls), num=True)),
+    ("#cache hits", lambda r: td(str(r.cache_hits), num=True)),
+    ("#prompt tokens", lambda r: td(str(r.prompt_tokens), num=True)),
+    ("#completion tokens", lambda r: td(str(r.completion_tokens), num=True)),
+    ("#cost", lambda r: td(e("unpriced" if r.unpriced_calls == r.calls and r.calls else money(r.cost_usd)), num=True)),
+    ("#unpriced", lambda r: f'<td class="num{" warn" if r.unpriced_calls else ""}">{r.unpriced_calls}</td>'),
+]
+
+
 def stability_section(report: Report) -> str:
     if not report.flips:
         return ""
-    head = ["run", "scorer", "judge", "#re-judged", "#re-judgements each", "#flipped", "#flip rate [95% CI]"]
-    rows = [
-        [
-            td(f'<span class="run-name">{e(f.run)}</span>'),
-            td(e(f.scorer)),
-            td(e(f.judge)),
-            td(str(f.episodes), num=True),
-            td(str(f.times), num=True),
-            td(str(f.flipped), num=True),
-            _flip_cell(f),
-        ]
-        for f in report.flips
-    ]
     parts = [
         '<section id="stability"><h2>Judge stability</h2>',
         '<p class="note">A sample of episodes judged again by the same judge (same model, prompt, temperature and '
         "seed; each call asked afresh). An episode counts when its headline judgement and at least one re-judgement "
         "are scored; it flipped when their binarised verdicts (score ≥ the scorer's threshold) differ. CIs: "
         "percentile bootstrap over the counted episodes. Re-judgements never enter the headline numbers.</p>",
-        table("stability-table", head, rows),
+        column_table("stability-table", STABILITY, report.flips),
     ]
     for f in report.flips:
         parts += [f'<p class="note">{e(f.run)} · {e(f.scorer)}: {e(note)}</p>' for note in f.notes]
@@ -144,25 +151,11 @@ def cost_section(report: Report) -> str:
         "table lacks is unpriced: its calls are counted here and named, and the dollar figures are then lower "
         "bounds.</p>",
     ]
-    head = ["role", "model", "#calls", "#cache hits", "#prompt tokens", "#completion tokens", "#cost", "#unpriced"]
     for c in report.costs:
         prices = f", price table {e(c.price_table)}" if c.price_table else ""
         title = f'<span class="run-name">{e(c.run)}</span> <span class="sub">{c.episodes} episodes{prices}</span>'
         parts.append(f"<h3>{title}</h3>")
-        rows = [
-            [
-                td(e(r.role)),
-                td(e(r.model)),
-                td(str(r.calls), num=True),
-                td(str(r.cache_hits), num=True),
-                td(str(r.prompt_tokens), num=True),
-                td(str(r.completion_tokens), num=True),
-                td(e("unpriced" if r.unpriced_calls == r.calls and r.calls else money(r.cost_usd)), num=True),
-                f'<td class="num{" warn" if r.unpriced_calls else ""}">{r.unpriced_calls}</td>',
-            ]
-            for r in c.roles
-        ]
-        parts.append(table(f"cost-{c.run}", head, rows))
+        parts.append(column_table(f"cost-{c.run}", COST, c.roles))
         if c.unpriced:
             parts.append(
                 f'<p class="note warning">Unpriced (not in the price table, not counted in the dollars): '
