@@ -4,19 +4,11 @@ The library API (`toolemu.run`, `toolemu.emulate`, `toolemu.evaluate`, `toolemu.
 loaded on first use, so `import toolemu` stays cheap for tools that only read a record.
 """
 
-from typing import Any
-
+from toolemu.registration import lazy_names
 from toolemu.version import SCHEMA_VERSION, __version__
 
 _API = {"run", "emulate", "evaluate", "report", "RunConfig", "RunResult", "ReportResult"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _API:
-        from toolemu import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module 'toolemu' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, dict.fromkeys(_API, "toolemu.api"))
 
 
 __all__ = ["SCHEMA_VERSION", "__version__", *sorted(_API)]

@@ -10,7 +10,9 @@ a registration made while it does (a built-in registering itself) does not wait 
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from toolemu.errors import InputError
@@ -46,3 +48,17 @@ def import_target(spec: str, what: str, flag: str) -> Any:
         return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError, ValueError) as exc:
         raise InputError.single("command line", f"cannot import {what} {spec!r}: {exc}", field=flag) from None
+
+
+def lazy_names(package: str, where: dict[str, str]) -> Callable[[str], Any]:
+    """A package's `__getattr__` (PEP 562): each name of `where` imported from its module on first use, then kept
+    in the package (later lookups skip this), so importing the package loads none of them."""
+    names = sys.modules[package].__dict__
+
+    def __getattr__(name: str) -> Any:
+        if name not in where:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = names[name] = getattr(importlib.import_module(where[name]), name)
+        return value
+
+    return __getattr__

@@ -6,8 +6,9 @@ and so every report's list of scorers imports) must not pull in the emulator and
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolemu.registration import lazy_names
 
 if TYPE_CHECKING:
     from toolemu.emulator.emulator import EMULATOR_TYPES, Emulation, Emulator, EmulatorOutputError, invalid_request
@@ -15,9 +16,4 @@ if TYPE_CHECKING:
 __all__ = ["EMULATOR_TYPES", "Emulation", "Emulator", "EmulatorOutputError", "invalid_request"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'toolemu.emulator' has no attribute {name!r}")
-    value = getattr(importlib.import_module("toolemu.emulator.emulator"), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_names(__name__, dict.fromkeys(__all__, "toolemu.emulator.emulator"))

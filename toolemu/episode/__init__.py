@@ -9,8 +9,7 @@ The names below load when first used (PEP 562): the CLI reads the element specs'
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from toolemu.registration import lazy_names
 
 _MODULES = {
     "builder": ("Episode", "EpisodeBuilder", "EpisodeDriver", "OutsideAgent", "run_episode"),
@@ -24,13 +23,6 @@ _MODULES = {
     "spec": ("EpisodeSpec",),
     "state": ("EpisodeState", "Interrupted", "PendingCall"),
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+_WHERE = {name: f"toolemu.episode.{module}" for module, names in _MODULES.items() for name in names}
 __all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'toolemu.episode' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"toolemu.episode.{_WHERE[name]}"), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
