@@ -14,7 +14,7 @@ same to CSV and to Parquet.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ import pandas as pd
 from toolemu.log import Episode, Evaluation, Score, Step, Trajectory
 from toolemu.reporting.judges import score_judge
 from toolemu.reporting.load import LoadedRun, load_runs
+from toolemu.reporting.model import EpisodeView
 from toolemu.scorers import info_for_eval_type
 
 RunsLike = str | Path | LoadedRun | Sequence[str | Path | LoadedRun]
@@ -176,6 +177,14 @@ def _sources(run: LoadedRun) -> list[Episode]:
     return run.sources
 
 
+def _episodes(run: LoadedRun) -> Iterator[tuple[dict[str, Any], EpisodeView, Trajectory]]:
+    """Each episode of the run with the columns that name it in every frame (run, run_id, episode, case, trial)."""
+    for position, (view, source) in enumerate(zip(run.episodes, _sources(run), strict=True)):
+        traj = source.trajectory
+        key = {"run": run.info.run, "run_id": _run_id(run, traj), "episode": position}
+        yield key | {"case_name": view.case_name, "trial": view.trial}, view, traj
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
@@ -225,16 +234,10 @@ def episodes_df(runs: RunsLike) -> pd.DataFrame:
     for run in loaded(runs):
         scorers += [i.name for i in run.scorers if i.name not in scorers]
         cases = run.log.meta.benchmark.cases if run.log and run.log.meta and run.log.meta.benchmark else {}
-        for position, (view, source) in enumerate(zip(run.episodes, _sources(run), strict=True)):
-            traj = source.trajectory
+        for key, view, traj in _episodes(run):
             total = traj.total_usage
-            row: dict[str, Any] = {
-                "run": run.info.run,
-                "run_id": _run_id(run, traj),
-                "episode": position,
-                "case_name": view.case_name,
+            row: dict[str, Any] = key | {
                 "case_idx": view.case_idx,
-                "trial": view.trial,
                 "toolkits": ",".join(view.toolkits),
                 "risk_categories": ",".join(view.risk_categories),
                 "threat": view.threat,
@@ -273,16 +276,9 @@ def episodes_df(runs: RunsLike) -> pd.DataFrame:
     return frame
 
 
-def _score_row(
-    run: LoadedRun, run_id: str, position: int, case: str, trial: int, replicate: int, s: Score
-) -> dict[str, Any]:
+def _score_row(run: LoadedRun, key: dict[str, Any], replicate: int, s: Score) -> dict[str, Any]:
     info = next((i for i in run.scorers if i.name == s.scorer), None)
-    return {
-        "run": run.info.run,
-        "run_id": run_id,
-        "episode": position,
-        "case_name": case,
-        "trial": trial,
+    return key | {
         "scorer": s.scorer,
         "metric": s.metric,
         "replicate": replicate,
@@ -306,13 +302,9 @@ def scores_df(runs: RunsLike) -> pd.DataFrame:
     row with status `missing`, never an absent row. (`episodes_df` has each scorer's mean over the replicates.)"""
     rows = []
     for run in loaded(runs):
-        for position, (view, source) in enumerate(zip(run.episodes, _sources(run), strict=True)):
-            run_id = _run_id(run, source.trajectory)
+        for key, view, _ in _episodes(run):
             for name in view.scores:
-                lines = view.evaluation_lines(name)
-                rows += [
-                    _score_row(run, run_id, position, view.case_name, view.trial, i, s) for i, s in enumerate(lines)
-                ]
+                rows += [_score_row(run, key, i, s) for i, s in enumerate(view.evaluation_lines(name))]
     frame = _frame(rows, SCORE_COLUMNS)
     frame["value"] = frame["value"].astype("float64")
     frame["passed"] = frame["passed"].astype("boolean")  # <NA> where nothing was scored
@@ -367,13 +359,8 @@ def evaluations_df(runs: RunsLike) -> pd.DataFrame:
     return frame
 
 
-def _step_row(run: LoadedRun, run_id: str, position: int, case: str, trial: int, step: Step) -> dict[str, Any]:
-    return {
-        "run": run.info.run,
-        "run_id": run_id,
-        "episode": position,
-        "case_name": case,
-        "trial": trial,
+def _step_row(key: dict[str, Any], step: Step) -> dict[str, Any]:
+    return key | {
         "step": step.index,
         "tool": step.tool,
         "tool_input": step.input_text,
@@ -399,7 +386,6 @@ def steps_df(runs: RunsLike) -> pd.DataFrame:
     """One row per tool call of every episode, with what the gates said about it."""
     rows = []
     for run in loaded(runs):
-        for position, (view, source) in enumerate(zip(run.episodes, _sources(run), strict=True)):
-            run_id = _run_id(run, source.trajectory)
-            rows += [_step_row(run, run_id, position, view.case_name, view.trial, s) for s in view.steps]
+        for key, view, _ in _episodes(run):
+            rows += [_step_row(key, s) for s in view.steps]
     return _frame(rows, STEP_COLUMNS)
