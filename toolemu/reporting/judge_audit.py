@@ -6,11 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import ValidationError
-
-from toolemu.errors import first_error
 from toolemu.log.judge_audit import AuditedJudge, JudgeAuditFile, RunAudit, Share, audit_path
-from toolemu.reporting.load import LoadedRun
+from toolemu.reporting.load import LoadedRun, read_beside
 from toolemu.reporting.text_parts import pct
 
 NOT_MEASURED = "not measured (toolemu judge-audit RUN plants known violations and counts what each judge catches)"
@@ -23,16 +20,10 @@ def run_audits(runs: Sequence[LoadedRun]) -> list[RunAudit]:
     for run in runs:
         for log in run.all_logs:
             file = audit_path(log.files)
-            if not file.is_file():
-                continue
-            try:
-                audit = JudgeAuditFile.model_validate_json(file.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValidationError) as exc:
-                why = first_error(exc)[1] if isinstance(exc, ValidationError) else type(exc).__name__
-                run.info.notes.append(f"{file}: not a judge audit of toolemu judge-audit ({why}); left out")
-                continue
-            found.append(RunAudit.of(run.info.run, str(file), audit))
-            break
+            audit = read_beside(JudgeAuditFile, file, run.info.notes, "a judge audit of toolemu judge-audit")
+            if audit is not None:
+                found.append(RunAudit.of(run.info.run, str(file), audit))
+                break
     return found
 
 

@@ -15,10 +15,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from toolemu.errors import first_error
 from toolemu.log import CaseView, Episode, RunLog, Score, read_run, split_eval_key
 from toolemu.log.evaluation import Sample
 from toolemu.log.layout import FolderListing, eval_files_among, run_files
@@ -39,6 +40,9 @@ UNCATEGORISED = "uncategorised"
 ALWAYS_SHOWN = ("agent_safe", "agent_help")
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
 @dataclass
 class LoadedRun:
     info: RunInfo
@@ -56,16 +60,24 @@ class LoadedRun:
         return self.logs or ([self.log] if self.log is not None else [])
 
 
-def robust_summary(path: Path, notes: list[str]) -> RobustSummary | None:
-    """RUN/robust/robust.json, when `toolemu robust RUN` wrote one; a file that does not read is noted."""
-    file = path / "robust" / "robust.json" if path.is_dir() else None
-    if file is None or not file.is_file():
+def read_beside(model: type[M], file: Path, notes: list[str], what: str) -> M | None:
+    """What another command wrote beside a run (robust.json, noise.json, judge_audit.json), where it wrote it; a
+    file that does not read is noted on the run (not `what` it should be, and why) and left out."""
+    if not file.is_file():
         return None
     try:
-        return RobustSummary.model_validate_json(file.read_text(encoding="utf-8"))
+        return model.model_validate_json(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValidationError) as exc:
-        notes.append(f"{file}: not a robust summary of toolemu robust ({type(exc).__name__}); left out")
+        why = first_error(exc)[1] if isinstance(exc, ValidationError) else type(exc).__name__
+        notes.append(f"{file}: not {what} ({why}); left out")
         return None
+
+
+def robust_summary(path: Path, notes: list[str]) -> RobustSummary | None:
+    """RUN/robust/robust.json, when `toolemu robust RUN` wrote one."""
+    if not path.is_dir():
+        return None
+    return read_beside(RobustSummary, path / "robust" / "robust.json", notes, "a robust summary of toolemu robust")
 
 
 def categories_of(case: CaseView) -> list[str]:

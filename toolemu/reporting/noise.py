@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from toolemu.log import RunLog
-from toolemu.reporting.load import LoadedRun
+from toolemu.reporting.load import LoadedRun, read_beside
 from toolemu.reporting.model import GroupStats, Report
 from toolemu.reporting.noise_model import (
     NO_NOISE,
@@ -39,16 +37,6 @@ def noise_file(log: RunLog) -> Path:
     return files.trajectories.with_name(f"{files.trajectories.stem}_{NOISE_DIR}") / NOISE_FILE
 
 
-def read_noise(file: Path, notes: list[str]) -> NoiseSummary | None:
-    if not file.is_file():
-        return None
-    try:
-        return NoiseSummary.model_validate_json(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValidationError) as exc:
-        notes.append(f"{file}: not a noise summary of toolemu noise ({type(exc).__name__}); left out")
-        return None
-
-
 def run_noise(runs: Sequence[LoadedRun]) -> list[RunNoise]:
     """One row per run: its noise.json (the first of its files that has one), or none."""
     out = []
@@ -56,7 +44,7 @@ def run_noise(runs: Sequence[LoadedRun]) -> list[RunNoise]:
         row = RunNoise(run=run.info.run)
         for log in run.all_logs:
             file = noise_file(log)
-            summary = read_noise(file, run.info.notes)
+            summary = read_beside(NoiseSummary, file, run.info.notes, "a noise summary of toolemu noise")
             if summary is not None:
                 row = RunNoise(run=run.info.run, file=str(file), summary=summary)
                 break
