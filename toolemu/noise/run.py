@@ -30,11 +30,8 @@ from toolemu.noise.fit import split_noise
 from toolemu.noise.setup import NoiseSetup, check_counts, prepare
 from toolemu.noise.stages import TRIALS_DIR, judge_folder, play_trials, play_world, seed_dir
 from toolemu.reporting.noise_model import NOISE_DIR, NOISE_FILE, MetricNoise, NoiseSummary
+from toolemu.robust.run import default_out
 from toolemu.scorers.base import MetricInfo
-
-
-def default_out(run: Path) -> Path:
-    return run / NOISE_DIR if run.is_dir() else run.with_name(f"{run.stem}_{NOISE_DIR}")
 
 
 def measure_noise(
@@ -61,7 +58,7 @@ def measure_noise(
     SIGTERM) ends the re-runs; the split is then over what was done, and the summary says what stopped it."""
     check_counts(cases=cases, trials=trials, seeds=seeds, samples=samples, resamples=resamples)
     setup = prepare(run, settings or LLMSettings(), cases, seeds, emulator_temperature, toolkits, agent, chat_factory)
-    out = out or default_out(run)
+    out = out or default_out(run, NOISE_DIR)
     reused, outcome = play_trials(setup, out, trials, batch_size, show_progress)
     stop_kind, stop_reason, not_run = outcome.stop_kind, outcome.stop_reason, len(outcome.not_run)
     for seed in range(1, seeds + 1) if not stop_kind else ():

@@ -68,8 +68,9 @@ MAX_SAMPLES = 100  # the judge's samples per trajectory, as its records say (the
 RERUN_TEMPERATURE = 0.7  # the emulator's, where the run's was 0: at 0 a new seed would draw the same world
 
 
-def default_out(run: Path) -> Path:
-    return run / ROBUST_DIR if run.is_dir() else run.with_name(f"{run.stem}_{ROBUST_DIR}")
+def default_out(run: Path, name: str = ROBUST_DIR) -> Path:
+    """Where a run's re-runs go by default: RUN/<name>, or <stem>_<name> beside a trajectory file (noise's too)."""
+    return run / name if run.is_dir() else run.with_name(f"{run.stem}_{name}")
 
 
 def _recorded_judge(run: RunLog, headline: list[MetricInfo]) -> tuple[ModelDescription | None, int]:
