@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field, ValidationError
 from toolemu.errors import InputError, first_error
 from toolemu.llm.prices import model_price, price_table
 from toolemu.log import RunLog, read_run, split_eval_key
-from toolemu.log.usage import MAX_COUNT
+from toolemu.log.usage import MAX_COUNT, Usage
 from toolemu.scorers import info_for_eval_type
 
 PROFILE_FILE = "token_profile.json"
@@ -55,6 +55,15 @@ class Tokens(BaseModel):
     calls: Mean = 0.0
     prompt_tokens: Mean = 0.0
     completion_tokens: Mean = 0.0
+
+    @classmethod
+    def of(cls, used: Usage | Tokens, per: float = 1) -> Tokens:
+        """The calls and tokens of a record's usage (or of a sum), each divided by `per`."""
+        return cls(
+            calls=used.calls / per,
+            prompt_tokens=used.prompt_tokens / per,
+            completion_tokens=used.completion_tokens / per,
+        )
 
     def plus(self, other: Tokens, times: float = 1.0) -> Tokens:
         """A sum (the bounds are on what is read: a plan's total may be larger)."""
@@ -136,13 +145,7 @@ def _add_run(
         if traj.status == "error":
             continue
         case = traj.case_name
-        roles[case].append(
-            {
-                role: Tokens(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens)
-                for role, u in traj.usage.items()
-                if role != "total"
-            }
-        )
+        roles[case].append({role: Tokens.of(u) for role, u in traj.usage.items() if role != "total"})
         for key, evaluations in ep.evaluations.items():
             eval_type, judge = split_eval_key(key)
             if judge is not None:
@@ -153,23 +156,14 @@ def _add_run(
                     message = f"expected 1 to {MAX_SAMPLES} samples per trajectory, got {samples:,}"
                     where = f"{log.files.eval_file(key)}: {case}#{traj.trial}"
                     raise InputError.single(where, message, field="sampling.samples")
-                u = ev.usage
-                judges[case][info_for_eval_type(eval_type).name].append(
-                    Tokens(
-                        calls=u.calls / samples,
-                        prompt_tokens=u.prompt_tokens / samples,
-                        completion_tokens=u.completion_tokens / samples,
-                    )
-                )
+                judges[case][info_for_eval_type(eval_type).name].append(Tokens.of(ev.usage, samples))
 
 
 def _mean(items: list[Tokens], n: int) -> Tokens:
     total = Tokens()
     for t in items:
         total = total.plus(t)
-    return Tokens(
-        calls=total.calls / n, prompt_tokens=total.prompt_tokens / n, completion_tokens=total.completion_tokens / n
-    )
+    return Tokens.of(total, n)
 
 
 # --------------------------------------------------------------------------------------------- estimating
