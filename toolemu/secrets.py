@@ -447,15 +447,22 @@ def redact(text: str) -> str:
     return redactor()(text)
 
 
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, then its cause or context, and theirs, each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
 def scrub_exception(exc: BaseException) -> None:
     """Scrub an exception's message in place (its arguments, its text attributes, its notes, and those of its
     causes), so that wherever it is cut to length later (a log line, a record's error) no piece of a key is left.
     Best effort: an exception that will not take new arguments keeps them (everything written is scrubbed again)."""
     scrub = redactor()
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in exception_chain(exc):
         try:
             current.args = tuple(scrub(a) if isinstance(a, str) else a for a in current.args)
             for name, value in list(vars(current).items()):
@@ -465,7 +472,6 @@ def scrub_exception(exc: BaseException) -> None:
                     value[:] = [scrub(v) if isinstance(v, str) else v for v in value]
         except (AttributeError, TypeError):
             pass
-        current = current.__cause__ or current.__context__
 
 
 def clip(text: str, limit: int) -> str:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolemu.secrets import clip
+from toolemu.secrets import clip, exception_chain
 
 # A chat completion's own fields (and what the OpenAI SDK adds to one): JSON with any other key is another API's.
 COMPLETION_FIELDS = frozenset(
@@ -27,15 +26,6 @@ _GOT_TEXT = re.compile(r"Unexpected response type from OpenAI-compatible endpoin
 _NULL_CHOICES = re.compile(r"null value for 'choices'.*Full response keys: \[(?P<keys>[^\]]*)\]", re.S)
 _DISCONNECTED = "Server disconnected without sending a response"
 _NOT_HTTP = ("illegal status line", "illegal request line", "invalid http", "malformed")
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
 
 
 def _shown(text: str) -> str:
@@ -52,7 +42,7 @@ def _page(body: str, content_type: str = "") -> str:
 
 
 def _url_of(exc: BaseException) -> str | None:
-    for e in _chain(exc):
+    for e in exception_chain(exc):
         request = getattr(e, "request", None)
         url = getattr(request, "url", None)
         if url is not None:
@@ -81,7 +71,7 @@ def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
 def foreign_reply(exc: BaseException) -> str | None:
     """What a server that does not speak the chat API sent, as "<what> (<its words>)"; None for any other failure
     (a transient fault, a refused key, a model error that a real chat server reports)."""
-    for e in _chain(exc):
+    for e in exception_chain(exc):
         text = str(e)
         if isinstance(e, ValueError) and (m := _GOT_TEXT.search(text)):
             body = m.group("body").strip()
