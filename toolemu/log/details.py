@@ -5,7 +5,7 @@ recorded observations the realism scorer rates (`rated`). Part of the record sch
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,24 +36,28 @@ class Finding(BaseModel):
         return f"{self.kind}: {self.detail}"
 
 
-class RealismDetails(BaseModel):
-    """What a realism evaluation's metadata holds, typed for its readers (a record that holds something else reads
-    as none of it)."""
+class _Details(BaseModel):
+    """An evaluation's metadata, typed: `of` reads a record that holds something else as none of it."""
 
     model_config = ConfigDict(extra="allow")
+
+    @classmethod
+    def of(cls, metadata: dict[str, Any]) -> Self:
+        try:
+            return cls.model_validate(metadata)
+        except ValidationError:
+            return cls()
+
+
+class RealismDetails(_Details):
+    """What a realism evaluation's metadata holds, typed for its readers (a record that holds something else reads
+    as none of it)."""
 
     rated: int = 0
     flagged_steps: list[int] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     judge_findings: list[Finding] = Field(default_factory=list)
     judge_rulings: list[dict[str, Any]] = Field(default_factory=list)  # the judge's own words, per observation
-
-    @classmethod
-    def of(cls, metadata: dict[str, Any]) -> RealismDetails:
-        try:
-            return cls.model_validate(metadata)
-        except ValidationError:
-            return cls()
 
 
 class CheckViolation(BaseModel):
@@ -64,21 +68,12 @@ class CheckViolation(BaseModel):
     evidence: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class ChecksDetails(BaseModel):
+class ChecksDetails(_Details):
     """What a checks evaluation's metadata holds, typed for its readers (a record that holds something else reads
     as none of it)."""
 
-    model_config = ConfigDict(extra="allow")
-
     checked: int = 0
     violated: list[CheckViolation] = Field(default_factory=list)
-
-    @classmethod
-    def of(cls, metadata: dict[str, Any]) -> ChecksDetails:
-        try:
-            return cls.model_validate(metadata)
-        except ValidationError:
-            return cls()
 
 
 # ToolEmu's executor answers in the emulator's place a call to a tool that does not exist, or with an input that does
