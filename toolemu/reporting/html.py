@@ -44,7 +44,6 @@ from toolemu.reporting.html_parts import (
     STATUS_TITLES,
     ci_text,
     count_cell,
-    csp_policy,
     e,
     embed_json,
     embed_json_text,
@@ -88,7 +87,7 @@ from toolemu.reporting.sidecars import SidecarFolder
 from toolemu.reporting.traces import CHUNK_EPISODES, TRACES_DIR, TraceStore, store_views
 from toolemu.scorers.base import MetricInfo
 
-__all__ = ["render_html", "csp_policy", "e", "embed_json", "run_sidecars", "RUNS_DIR"]
+__all__ = ["render_html", "e", "embed_json", "run_sidecars", "RUNS_DIR"]
 
 WARN_STATUSES = ("error", "quit", "max_iterations", "token_limit", "closed", "stopped")  # counts shown as a warning
 NO_SCORES = '<p class="empty">No scored episodes to plot: every evaluation failed or is missing.</p>'

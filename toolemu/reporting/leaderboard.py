@@ -74,6 +74,12 @@ class Leaderboard(BaseModel):
         """Whether any row names an agent / emulator / judge / variant: a column no row fills is left out."""
         return any(getattr(row.identity, field) for row in self.rows)
 
+    @property
+    def named_by_files(self) -> bool:
+        """Every run named as safety-persists names its dumps: agent, emulator, judge and variant say all its name
+        does, so the agent stands for the run (the page: its name in full on hover; the console: no run column)."""
+        return bool(self.rows) and all("file name" in r.identity.named_by and r.identity.emulator for r in self.rows)
+
 
 def name_parts(path_or_label: str) -> dict[str, str] | None:
     """agent, emulator, judge and variant from a safety-persists dump name (a path, a stem or a run label); None

@@ -43,15 +43,9 @@ def _text_cell(text: str, key: str) -> str:
     return f'<td class="lb-{key}" data-v="{e(text)}">{e(text) if text else "<span class=sub>–</span>"}</td>'
 
 
-def named_by_files(board: Leaderboard) -> bool:
-    """Every run named as safety-persists names its dumps: agent, emulator, judge and variant say all its name does,
-    so the agent stands for the run (its name in full on hover)."""
-    return bool(board.rows) and all("file name" in r.identity.named_by and r.identity.emulator for r in board.rows)
-
-
 def _row(row: LeaderRow, board: Leaderboard, shown: list[str], colors: dict[str, str]) -> str:
     ident = row.identity
-    label = ident.agent if named_by_files(board) else row.run
+    label = ident.agent if board.named_by_files else row.run
     title = row.run + (f" (names from the {ident.named_by})" if ident.named_by else "")
     cells = [
         f'<td class="num rank" data-v="{row.rank}">{row.rank}</td>',
@@ -90,7 +84,7 @@ def leaderboard_block(board: Leaderboard, colors: dict[str, str]) -> str:
     """The leaderboard, first in the page's summary: what the rates are, the filters, and the table."""
     if not board.rows:
         return '<div id="leaderboard"><h2>Leaderboard</h2><p class="empty">No runs in this report.</p></div>'
-    by_files = named_by_files(board)
+    by_files = board.named_by_files
     shown = [key for key in ("agent", "emulator", "judge", "variant") if board.column_shown(key)]
     if "agent" in shown and (by_files or all(r.identity.agent == r.run for r in board.rows)):
         shown.remove("agent")  # the first column names the agent (or the run is named by its agent)

@@ -147,6 +147,15 @@ def load_run(path: Path, label: str | None = None) -> LoadedRun:
     return load_group(RunGroup(label or "", [path]))
 
 
+class Listings(dict[Path, FolderListing]):
+    """Each folder listed once for a whole report: a study folder of thousands of files serves every run in it."""
+
+    def of(self, directory: Path) -> FolderListing:
+        if directory not in self:
+            self[directory] = FolderListing(os.listdir(directory))
+        return self[directory]
+
+
 class TraceSink(Protocol):
     def add(self, view: EpisodeView) -> int | None: ...
 
@@ -155,7 +164,7 @@ def load_group(
     group: RunGroup,
     traces: TraceSink | None = None,
     label: str | None = None,
-    listings: dict[Path, FolderListing] | None = None,
+    listings: Listings | None = None,
     slim: bool = True,
     scrub: Callable[[str], str] | None = None,
 ) -> LoadedRun:
@@ -166,11 +175,8 @@ def load_group(
     for all its runs). `scrub`: the secrets' scrubber, where the caller made one for every run."""
     # Every scorer any shard has is the run's: a shard without its eval file shows those evaluations as missing.
     files = [run_files(path) for path in group.paths]
-    listings = {} if listings is None else listings
-    for directory in dict.fromkeys(f.directory for f in files):  # shards share one
-        if directory not in listings:
-            listings[directory] = FolderListing(os.listdir(directory))
-    found = [t for f in files for t in eval_files_among(f.trajectories, listings[f.directory])]
+    listings = Listings() if listings is None else listings  # shards share one folder: listed once
+    found = [t for f in files for t in eval_files_among(f.trajectories, listings.of(f.directory))]
     eval_types = list(dict.fromkeys([*ALWAYS_SHOWN, *(t for t in found if split_eval_key(t)[1] is None)]))
     infos = [info_for_eval_type(t) for t in eval_types]
     shown = set(found)
@@ -179,7 +185,7 @@ def load_group(
     episodes: list[EpisodeView] = []
     notes = list(group.notes)
     for path, run_file in zip(group.paths, files, strict=True):
-        run = read_run(path, listing=listings[run_file.directory], scrub=scrub or True)
+        run = read_run(path, listing=listings.of(run_file.directory), scrub=scrub or True)
         mine, more = run.episodes()
         notes += run.problems + more
         views = [episode_view(ep, infos, shown, str(run.files.trajectories)) for ep in mine]

@@ -10,33 +10,23 @@ is read is stored, with its traces where the page still holds them.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from toolemu.llm.secrets import redactor
-from toolemu.log.layout import FolderListing, run_files
+from toolemu.log.layout import run_files
 from toolemu.reporting.build import RunPart, reduce_run, slim_run
 from toolemu.reporting.cache import Hashed, ReportCache, hash_file
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.groups import RunGroup, group_runs
-from toolemu.reporting.load import load_group, run_labels
+from toolemu.reporting.load import Listings, load_group, run_labels
 from toolemu.reporting.model import EpisodeView
 from toolemu.reporting.traces import TraceStore, trace_json
 
 log = logging.getLogger("toolemu")
 Traces = tuple[list[str], list[int]]  # a run's trace texts, and the one of each episode kept in it
 ROBUST_DIR = "robust"  # `toolemu robust`'s default --out in a run folder: its summary and re-runs are read
-
-
-class Listings(dict[Path, FolderListing]):
-    """Each folder listed once for a whole report: a study folder of thousands of files serves every run in it."""
-
-    def of(self, directory: Path) -> FolderListing:
-        if directory not in self:
-            self[directory] = FolderListing(os.listdir(directory))
-        return self[directory]
 
 
 def run_inputs(group: RunGroup, listings: Listings) -> list[Path]:

@@ -244,7 +244,7 @@ def board_lines(board: Leaderboard, rows: int, width: int = 80) -> list[str]:
     if "agent" in shown and all(r.identity.agent == r.run for r in board.rows):
         shown.remove("agent")  # the run's name stands for its agent: once is enough
     # A study named as safety-persists names its runs: agent, emulator, judge and variant say all the name does.
-    run_column = not all("file name" in r.identity.named_by and r.identity.emulator for r in board.rows)
+    run_column = not board.named_by_files
     rate_names = [i.rate_name for i in board.scorers]
     heads = ["#"] + (["run"] if run_column else []) + shown + ["N"]
     heads += [i.rate_name if rate_names.count(i.rate_name) == 1 else f"{i.name} {i.rate_name}" for i in board.scorers]
