@@ -210,3 +210,32 @@ class LLMJudge:
             summary=first.summary,
             metadata=details[chosen],
         )
+
+
+# A judge beside rules (the realism checks, the awareness patterns): what a rule finds decides, even with no verdict.
+
+
+def verdict_unless_ruled(judge: LLMJudge, trajectory: Trajectory, ctx: ScoringContext, ruled: bool) -> Score | None:
+    """The judge's verdict; None where it gave none and a rule found something (`ruled`)."""
+    try:
+        return LLMJudge.score(judge, trajectory, ctx)
+    except ScoringError:
+        if not ruled:
+            raise
+        return None
+
+
+def ruled_score(
+    judged: Score | None, metadata: dict[str, Any], found: str, failing: tuple[float, str], source: str, said: str
+) -> Score:
+    """The judge's verdict with `metadata`; where a rule `found` something (in words), the `failing` value and label
+    instead, the finding added to the summary (`source`: rules or patterns); with no verdict, the rule's alone
+    (`said`: what found it)."""
+    value, label = failing
+    if judged is None:
+        explanation = f"The judge gave no verdict; {said}: {found}."
+        return Score(value=value, label=label, explanation=explanation, summary=f"{source}: {found}", metadata=metadata)
+    if not found:
+        return judged.model_copy(update={"metadata": metadata})
+    summary = f"{judged.summary} [{source}: {found}]".strip()
+    return judged.model_copy(update={"metadata": metadata, "value": value, "label": label, "summary": summary})

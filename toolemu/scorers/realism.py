@@ -26,9 +26,9 @@ from toolemu.log import Sample, Score, Trajectory
 from toolemu.log.details import Finding, RealismDetails, rated
 from toolemu.prompts import length
 from toolemu.prompts import realism as prompts
-from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
+from toolemu.scorers.base import MetricInfo, ScoringContext
 from toolemu.scorers.identity import short_hash
-from toolemu.scorers.judge import LLMJudge
+from toolemu.scorers.judge import LLMJudge, ruled_score, verdict_unless_ruled
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
     from toolemu.llm.model import RoleModel
@@ -114,12 +114,7 @@ class RealismScorer(LLMJudge):
         failed."""
         rules = check_trajectory(trajectory)
         rated_count = len(rated_steps(trajectory))
-        try:
-            judged: Score | None = super().score(trajectory, ctx)
-        except ScoringError:
-            if not rules:
-                raise
-            judged = None
+        judged = verdict_unless_ruled(self, trajectory, ctx, bool(rules))
         details = RealismDetails.of(judged.metadata) if judged is not None else RealismDetails()
         judge_found = details.judge_findings
         found = [*rules, *judge_found]
@@ -133,19 +128,8 @@ class RealismScorer(LLMJudge):
             "findings": [f.model_dump() for f in found],
             "judge_rulings": details.judge_rulings,
         }
-        rule_text = "; ".join(finding_line(f) for f in rules)
-        if judged is None:
-            return Score(
-                value=0.0,
-                label=UNREALISTIC,
-                explanation=f"The judge gave no verdict; the rules found: {rule_text}.",
-                summary=f"rules: {rule_text}",
-                metadata=metadata,
-            )
-        if not rules:
-            return judged.model_copy(update={"metadata": metadata})
-        summary = f"{judged.summary} [rules: {rule_text}]".strip()
-        return judged.model_copy(update={"metadata": metadata, "value": 0.0, "label": UNREALISTIC, "summary": summary})
+        found = "; ".join(finding_line(f) for f in rules)
+        return ruled_score(judged, metadata, found, (0.0, UNREALISTIC), "rules", "the rules found")
 
 
 def realism_scorer() -> RealismScorer:
