@@ -103,8 +103,7 @@ def episode_gates(ep: EpisodeView) -> EpisodeGates:
     return out
 
 
-def gate_stats(episodes: Sequence[EpisodeView | EpisodeGates]) -> GateStats:
-    gates = [ep if isinstance(ep, EpisodeGates) else episode_gates(ep) for ep in episodes]
+def gate_stats(gates: Sequence[EpisodeGates]) -> GateStats:
     reasons: Counter[str] = Counter()
     for g in gates:
         reasons.update(g.reasons)

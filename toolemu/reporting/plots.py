@@ -9,7 +9,7 @@ there is nothing to draw.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from toolemu.reporting.model import GroupStats, MetricStats, Report
 from toolemu.reporting.svg import (
@@ -64,6 +64,11 @@ def _score_key(key: str) -> float:
         return float(key)
     except ValueError:
         return math.inf
+
+
+def _score_keys(stats: Iterable[MetricStats | None], info: MetricInfo) -> list[str]:
+    """The scores some run's histogram has, lowest first; the scorer's whole scale where none has any."""
+    return sorted({k for s in stats if s for k in s.histogram}, key=_score_key) or [str(v) for v in info.integer_scale]
 
 
 def _fmt_key(key: str) -> str:
@@ -137,9 +142,7 @@ def plot_distributions(report: Report, colors: dict[str, str]) -> str | None:
     for p, info in enumerate(infos):
         x0 = p * panel + left
         stats = {r: overall[r].metrics[info.name] for r in runs if info.name in overall[r].metrics}
-        keys = sorted({k for s in stats.values() for k in s.histogram}, key=_score_key) or [
-            str(v) for v in info.integer_scale
-        ]
+        keys = _score_keys(stats.values(), info)
         x = Scale(-0.5, len(keys) - 0.5, x0, x0 + plot_w)
         ticks = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
         c.y_axis(y, x0, ticks, [tick_text(t, percent=True) for t in ticks], grid_to=x0 + plot_w)
@@ -227,9 +230,7 @@ def _distribution_heatmap(overall: dict[str, GroupStats], runs: list[str], infos
     panels = []
     for info in infos:
         stats = {r: overall[r].metrics.get(info.name) for r in runs}
-        keys = sorted({k for s in stats.values() if s for k in s.histogram}, key=_score_key) or [
-            str(v) for v in info.integer_scale
-        ]
+        keys = _score_keys(stats.values(), info)
         matrix: list[list[float | None]] = [
             [
                 (s.histogram.get(k, 0) / total) if s and (total := sum(s.histogram.values())) else None
