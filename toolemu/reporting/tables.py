@@ -378,20 +378,6 @@ def files_lines(files: dict[str, Path], verbose: bool = False) -> list[str]:
     return [f"wrote {', '.join(names)} in {folder}" if folder else "wrote " + ", ".join(names)]
 
 
-def csv_columns(infos: list[MetricInfo], statuses: list[str]) -> list[str]:
-    cols = ["run", "by", "key", "episodes", *(f"status_{s}" for s in statuses)]
-    for i in infos:
-        cols += [
-            f"{i.name}_{f}"
-            for f in ("n", "mean", "std", "ci_low", "ci_high", "binarized_rate", "eval_failed", "judges")
-        ]
-        if i.failure_bound is not None:
-            cols.append(f"{i.name}_failure_incidence")
-        cols += [f"{i.name}_hist_{v}" for v in i.integer_scale]
-    cols += ["gate_calls", "gate_warned", "gate_denied_pre_call", "gate_denied_post_call"]
-    return cols
-
-
 def _cell(text: str) -> str:
     # A spreadsheet would run a cell that starts like a formula; names come from files we did not write.
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
@@ -429,7 +415,9 @@ def _row(g: GroupStats, infos: list[MetricInfo], statuses: list[str]) -> dict[st
 def summary_csv(report: Report) -> str:
     buffer = io.StringIO()
     statuses = statuses_of(report.groups)  # "closed" where some episode is
-    columns = csv_columns(report.scorers, statuses) + qualifier_columns(report)  # flips and costs, where any
+    blank = GroupStats(run="", by="all", key="", episodes=0, status_counts={}, metrics={})
+    columns = list(_row(blank, report.scorers, statuses))  # a row's own cells name the columns, in their order
+    columns += qualifier_columns(report)  # flips and costs, where any
     columns += noise_columns(report)  # the headlines' noise, where some run was measured
     writer = csv.writer(buffer, lineterminator="\n")  # rows as lists: a study's thousands of rows, no dict per cell
     writer.writerow(columns)
