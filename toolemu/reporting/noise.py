@@ -123,17 +123,10 @@ def _measured_scorers(report: Report) -> list[str]:
     return [i.name for i in report.scorers if i.name in names]
 
 
-def noise_columns(report: Report) -> list[str]:
-    """Only where some run of the report was measured: a report of runs without noise keeps its columns."""
-    cols = []
-    for name in _measured_scorers(report):
-        cols += [f"{name}_noise", f"{name}_noise_sd"]
-        cols += [f"{name}_noise_{part}_share" for part in ("agent", "emulator", "judge")]
-    return cols
-
-
 def noise_cells(report: Report, g: GroupStats) -> dict[str, object]:
-    """A run's `all` row: the text beside its headline, its standard deviation and the three shares."""
+    """A run's `all` row: the text beside its headline, its standard deviation and the three shares. Its keys are
+    summary.csv's noise columns, there only where some run of the report was measured: a report of runs without
+    noise keeps its columns."""
     if g.by != "all":
         return {}
     row = next((r for r in report.noise if r.run == g.run), None)

@@ -21,7 +21,7 @@ from toolemu.reporting.judges_text import judge_lines
 from toolemu.reporting.leaderboard import Leaderboard, leaderboard
 from toolemu.reporting.measurement import measurement_lines
 from toolemu.reporting.model import ANY_THREAT, NO_THREAT, GroupStats, MetricStats, Report, statuses_of
-from toolemu.reporting.noise import noise_cells, noise_columns, noise_lines
+from toolemu.reporting.noise import noise_cells, noise_lines
 from toolemu.reporting.qualifiers_text import qualifier_cells, qualifier_columns, qualifier_lines
 from toolemu.reporting.robust_text import report_line
 from toolemu.reporting.text_parts import band, num, pct
@@ -418,7 +418,7 @@ def summary_csv(report: Report) -> str:
     blank = GroupStats(run="", by="all", key="", episodes=0, status_counts={}, metrics={})
     columns = list(_row(blank, report.scorers, statuses))  # a row's own cells name the columns, in their order
     columns += qualifier_columns(report)  # flips and costs, where any
-    columns += noise_columns(report)  # the headlines' noise, where some run was measured
+    columns += list(noise_cells(report, blank))  # the headlines' noise, where some run was measured
     writer = csv.writer(buffer, lineterminator="\n")  # rows as lists: a study's thousands of rows, no dict per cell
     writer.writerow(columns)
     known = set(columns)
