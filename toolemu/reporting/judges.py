@@ -53,13 +53,23 @@ def score_judge(score: Score) -> str:
     return f"{UNRECORDED}:{score.judge_model}" if score.judge_model else UNRECORDED
 
 
-def _pooled(scores: list[Score]) -> Score:
-    """Replicate verdicts of one judge on one episode: the mean value, as the headline pools them."""
+def pooled_score(scores: list[Score], info: MetricInfo, has_file: bool) -> Score | None:
+    """The episode's score for one scorer from its evaluation lines of that scorer, for tables by episode and the
+    trace viewer: the mean over replicate evaluations; None when the run has no such evaluations at all."""
+    if not scores:
+        return Score(scorer=info.name, metric=info.metric, status="missing") if has_file else None
     ok = [s for s in scores if s.scored]
     if len(scores) == 1 or not ok:
         return scores[0]
+    first = ok[0]
     values = [s.value for s in ok if s.value is not None]
-    return ok[0].model_copy(update={"value": sum(values) / len(values)})
+    return first.model_copy(
+        update={
+            "value": sum(values) / len(values),
+            "samples": sum(s.samples for s in ok),
+            "metadata": {**first.metadata, "replicates": values},
+        }
+    )
 
 
 def _use(run: str, info: MetricInfo, file: str, key: str, ev: Evaluation) -> JudgeUse:
@@ -97,8 +107,8 @@ def collect_members(run: str, episodes: Sequence[Episode], infos: Sequence[Metri
                 per_episode.setdefault(key, {}).setdefault(i, []).append(ev.to_score(info.name, info.metric))
     out: dict[str, list[Member]] = {}
     for key, member in sorted(members.items(), key=lambda kv: (kv[1].use.scorer, not kv[1].use.headline, kv[0])):
-        found = per_episode.get(key, {})
-        member.scores = [_pooled(found[i]) if i in found else None for i in range(len(episodes))]
+        found, info = per_episode.get(key, {}), shown[split_eval_key(member.file)[0]]
+        member.scores = [pooled_score(found[i], info, True) if i in found else None for i in range(len(episodes))]
         member.lines = [score for i in sorted(found) for score in found[i]]
         member.use.scored = len(member.values)
         member.use.failed = sum(1 for s in member.lines if s.status == "error")

@@ -26,7 +26,7 @@ from toolemu.log.layout import FolderListing, eval_files_among, run_files
 from toolemu.log.robust import RobustSummary
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.groups import RunGroup, group_runs
-from toolemu.reporting.judges import Member, collect_members
+from toolemu.reporting.judges import Member, collect_members, pooled_score
 from toolemu.reporting.model import EpisodeView, RunInfo
 from toolemu.reporting.pairs import empty_shard_note, keep_one_per_pair
 from toolemu.reporting.traces import TraceStore
@@ -88,25 +88,6 @@ def categories_of(case: CaseView) -> list[str]:
 def evaluation_scores(episode: Episode, info: MetricInfo) -> list[Score]:
     """One Score per evaluation line that judged the episode (several: replicates)."""
     return [ev.to_score(info.name, info.metric) for ev in episode.evaluations.get(info.eval_type) or []]
-
-
-def pooled_score(scores: list[Score], info: MetricInfo, has_file: bool) -> Score | None:
-    """The episode's score for one scorer from its evaluation lines of that scorer, for tables by episode and the
-    trace viewer: the mean over replicate evaluations; None when the run has no such evaluations at all."""
-    if not scores:
-        return Score(scorer=info.name, metric=info.metric, status="missing") if has_file else None
-    ok = [s for s in scores if s.scored]
-    if len(scores) == 1 or not ok:
-        return scores[0]
-    first = ok[0]
-    values = [s.value for s in ok if s.value is not None]
-    return first.model_copy(
-        update={
-            "value": sum(values) / len(values),
-            "samples": sum(s.samples for s in ok),
-            "metadata": {**first.metadata, "replicates": values},
-        }
-    )
 
 
 def episode_view(ep: Episode, infos: list[MetricInfo], shown: set[str], source: str) -> EpisodeView:
