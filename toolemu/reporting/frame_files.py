@@ -11,6 +11,7 @@ import pandas as pd
 from toolemu.errors import InputError
 from toolemu.log.jsonl import write_bytes_atomic, write_text_atomic
 from toolemu.reporting.frames import RunsLike, episodes_df, evaluations_df, loaded, runs_df, scores_df, steps_df
+from toolemu.reporting.text_parts import spreadsheet_safe
 from toolemu.secrets import redact
 
 FRAME_FORMATS = ("parquet", "csv")
@@ -21,24 +22,14 @@ FRAMES: dict[str, Callable[[RunsLike], pd.DataFrame]] = {
     "steps": steps_df,
     "scores": scores_df,
 }
-_FORMULA_START = ("=", "+", "-", "@")
 
 
-def _redacted(frame: pd.DataFrame) -> pd.DataFrame:
-    """Records were scrubbed when read; this also covers names (run labels, paths) that came from elsewhere."""
+def _texts(frame: pd.DataFrame, change: Callable[[str], str]) -> pd.DataFrame:
+    """A copy of the frame with `change` made to every text cell."""
     out = frame.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
-            out[col] = out[col].map(lambda v: redact(v) if isinstance(v, str) else v)
-    return out
-
-
-def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    # A spreadsheet would run a cell that starts like a formula; model text is untrusted (as in summary.csv).
-    out = frame.copy()
-    for col in out.columns:
-        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
-            out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v)
+            out[col] = out[col].map(lambda v: change(v) if isinstance(v, str) else v)
     return out
 
 
@@ -72,7 +63,8 @@ def write_frames(runs: RunsLike, out: Path, formats: list[str]) -> dict[str, Pat
     out.mkdir(parents=True, exist_ok=True)
     written = {}
     for name, make in FRAMES.items():
-        frame = _redacted(make(runs))
+        # Records were scrubbed when read; this also covers names (run labels, paths) that came from elsewhere.
+        frame = _texts(make(runs), redact)
         for fmt in dict.fromkeys(formats):
             path = out / f"{name}.{fmt}"
             if fmt == "parquet":
@@ -81,7 +73,7 @@ def write_frames(runs: RunsLike, out: Path, formats: list[str]) -> dict[str, Pat
                 write_bytes_atomic(path, data.getvalue(), "--out")
             else:
                 buffer = io.StringIO()
-                _spreadsheet_safe(frame).to_csv(buffer, index=False, lineterminator="\n")
+                _texts(frame, spreadsheet_safe).to_csv(buffer, index=False, lineterminator="\n")  # as summary.csv
                 write_text_atomic(path, buffer.getvalue(), "--out")
             written[f"{name}.{fmt}"] = path
     return written

@@ -24,7 +24,7 @@ from toolemu.reporting.model import ANY_THREAT, NO_THREAT, GroupStats, MetricSta
 from toolemu.reporting.noise import noise_cells, noise_lines
 from toolemu.reporting.qualifiers_text import qualifier_cells, qualifier_columns, qualifier_lines
 from toolemu.reporting.robust_text import report_line
-from toolemu.reporting.text_parts import band, num, pct
+from toolemu.reporting.text_parts import band, num, pct, spreadsheet_safe
 from toolemu.scorers.base import MetricInfo
 
 
@@ -378,13 +378,13 @@ def files_lines(files: dict[str, Path], verbose: bool = False) -> list[str]:
     return [f"wrote {', '.join(names)} in {folder}" if folder else "wrote " + ", ".join(names)]
 
 
-def _cell(text: str) -> str:
-    # A spreadsheet would run a cell that starts like a formula; names come from files we did not write.
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
-
-
 def _row(g: GroupStats, infos: list[MetricInfo], statuses: list[str]) -> dict[str, object]:
-    row: dict[str, object] = {"run": _cell(g.run), "by": g.by, "key": _cell(g.key), "episodes": g.episodes}
+    row: dict[str, object] = {
+        "run": spreadsheet_safe(g.run),
+        "by": g.by,
+        "key": spreadsheet_safe(g.key),
+        "episodes": g.episodes,
+    }
     row |= {f"status_{s}": g.status_counts.get(s, 0) for s in statuses}
     for info in infos:
         m = g.metrics.get(info.name) or MetricStats(scorer=info.name, n=0)

@@ -18,6 +18,12 @@ def pct(value: float | None, ci: Sequence[float] | None = None, digits: int = 0)
     return "-" if value is None else f"{100 * value:.{digits}f}%{band(ci, percent=True)}"
 
 
+def spreadsheet_safe(text: str) -> str:
+    """A CSV cell a spreadsheet will not run: one that starts like a formula gets a leading quote (names and model
+    text come from files we did not write)."""
+    return "'" + text if text.startswith(("=", "+", "-", "@")) else text
+
+
 def num(value: float | None, ci: Sequence[float] | None = None, missing: str = "-") -> str:
     """'0.12 [0.05, 0.20]', or `missing`."""
     return missing if value is None else f"{value:.2f}{band(ci)}"
