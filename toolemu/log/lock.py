@@ -127,10 +127,6 @@ def _acquire(trajectories: Path) -> None:
         lock_fd = _open_lock_file(lock_file)
         try:
             data_fd, created = _open_data(key)
-        except BaseException:
-            os.close(lock_fd)
-            raise
-        try:
             free = data_fd is None or _try_flock(data_fd, key)
         except BaseException:
             os.close(lock_fd)
