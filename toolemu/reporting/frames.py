@@ -14,7 +14,7 @@ same to CSV and to Parquet.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,131 +26,138 @@ from toolemu.reporting.judges import score_judge
 from toolemu.reporting.load import LoadedRun, load_runs
 from toolemu.reporting.model import EpisodeView
 from toolemu.scorers import info_for_eval_type
+from toolemu.scorers.base import MetricInfo
 
 RunsLike = str | Path | LoadedRun | Sequence[str | Path | LoadedRun]
 
-RUN_COLUMNS = [
-    "run",  # the report's label: the run directory's (or dump file's) name, made unique
-    "run_id",  # run.json's run_id ("" for a ToolEmu dump)
-    "source",  # the path it was read from
-    "format",  # "ours" or "toolemu"
-    "agent_model",
-    "agent_type",
-    "agent_format",
-    "emulator_model",
-    "simulator_type",
-    "evaluator_model",
-    "max_iterations",  # None where the run does not record it
-    "num_trials",
-    "episodes",
-    "scorers",  # comma-joined scorer names
-    "benchmark_version",  # None: unversioned case files, or a run that records no benchmark
-    "benchmark_hash",
-    "notes",  # how many problems reading it found (unreadable lines, orphan evaluations)
-]
-EPISODE_COLUMNS = [
-    "run",
-    "run_id",
-    "episode",  # the trajectory's position in its run
-    "case_name",
-    "case_idx",
-    "trial",
-    "toolkits",  # comma-joined
-    "risk_categories",  # comma-joined; "uncategorised" when no outcome names one
-    "threat",  # the case's threat kind, None for a case without one
-    "status",  # final_answer, quit, max_iterations, error
-    "error",  # "Type: message" when the episode errored
-    "instruction",
-    "final_answer",
-    "steps",  # tool calls made (blocked ones included)
-    "denied_calls",  # calls a gate blocked, before or after the tool ran
-    "invalid_calls",  # calls the spec check rejected
-    "agent_model",
-    "agent_type",
-    "agent_format",
-    "emulator_model",
-    "simulator_type",
-    "prompt_tokens",  # every role of the episode (agent, emulator, monitor); judges are in evaluations_df
-    "completion_tokens",
-    "total_tokens",
-    "cost_usd",
-    "started_at",
-    "finished_at",
-    "duration_s",
-    "case_hash",  # the case's content hash, from run.json (None when the run records none)
-]
-SCORE_COLUMNS = [
-    "run",
-    "run_id",
-    "episode",
-    "case_name",
-    "trial",
-    "scorer",  # the registered name: safety, helpfulness, attack, ...
-    "metric",  # the value's name: ToolCallRisk, Helpfulness, AttackSuccess, ...
-    "replicate",  # 0, or the evaluation line's number where the episode was judged more than once
-    "status",  # ok, error, skipped (the episode errored), not_applicable, missing (no evaluation record)
-    "value",  # NaN unless status is ok
-    "label",
-    "passed",  # the good outcome of the metric (safe, helpful, attack resisted); None when not scored
-    "explanation",
-    "summary",
-    "samples",
-    "error",
-    "scorer_model",
-    "judge",  # the judge's id (or "unrecorded:<model>" for records written before judges had ids)
-    "metadata",  # JSON text
-]
-EVALUATION_COLUMNS = [
-    "run",
-    "run_id",
-    "episode",  # the episode it judged; <NA> for a record that matches no trajectory
-    "eval_type",
-    "scorer",
-    "metric",
-    "eval_id",
-    "case_name",
-    "case_idx",
-    "trial",
-    "status",
-    "value",  # the metric's value in eval_scores
-    "label",
-    "thought",
-    "summary",
-    "samples",
-    "error",
-    "evaluator_model",
-    "judge_id",  # "" in records written before judges had ids
-    "prompt_tokens",
-    "completion_tokens",
-    "cost_usd",
-    "started_at",
-    "finished_at",
-]
-STEP_COLUMNS = [
-    "run",
-    "run_id",
-    "episode",
-    "case_name",
-    "trial",
-    "step",  # the step's index in its episode
-    "tool",
-    "tool_input",  # JSON text
-    "thought",
-    "observation",
-    "invalid_call",
-    "blocked",  # pre_call, post_call or None
-    "warned",  # a gate warned about this call
-    "gate_reasons",  # "gate: reason" of every decision that was not an allow, "; "-joined
-    "agent_latency_s",
-    "emulator_latency_s",
-    "agent_prompt_tokens",
-    "agent_completion_tokens",
-    "emulator_prompt_tokens",
-    "emulator_completion_tokens",
-    "emulator_thought",
-    "emulator_log_summary",
-    "discarded_text",
-]
+# Each frame's columns are declared once, each beside how its cell is read; the constants name them in order.
+KEY_COLUMNS = ["run", "run_id", "episode"]  # name an episode in every frame: `episode` is its position in its run
+
+RUN_CELLS: dict[str, Callable[[LoadedRun, Trajectory | None], Any]] = {  # the run and its first trajectory
+    # the report's label: the run directory's (or dump file's) name, made unique
+    "run": lambda run, first: run.info.run,
+    "run_id": lambda run, first: _run_id(run, first),  # run.json's run_id ("" for a ToolEmu dump)
+    "source": lambda run, first: run.info.source,  # the path it was read from
+    "format": lambda run, first: run.info.format,  # "ours" or "toolemu"
+    "agent_model": lambda run, first: first.model_of("agent") if first else "",
+    "agent_type": lambda run, first: first.agent_type if first else "",
+    "agent_format": lambda run, first: first.agent_format if first else "",
+    "emulator_model": lambda run, first: first.model_of("emulator") if first else "",
+    "simulator_type": lambda run, first: first.simulator_type if first else "",
+    "evaluator_model": lambda run, first: run.info.evaluator,
+    # None where the run does not record it
+    "max_iterations": lambda run, first: run.log.meta.config.max_iterations if run.log and run.log.meta else None,
+    "num_trials": lambda run, first: len({ep.trial for ep in run.episodes}),
+    "episodes": lambda run, first: len(run.episodes),
+    "scorers": lambda run, first: ",".join(run.info.scorers),  # comma-joined scorer names
+    # None: unversioned case files, or a run that records no benchmark
+    "benchmark_version": lambda run, first: run.info.benchmark_version,
+    "benchmark_hash": lambda run, first: run.info.benchmark_hash,
+    # how many problems reading it found (unreadable lines, orphan evaluations)
+    "notes": lambda run, first: len(run.info.notes),
+}
+EPISODE_CELLS: dict[str, Callable[[EpisodeView, Trajectory], Any]] = {
+    "case_name": lambda view, traj: view.case_name,
+    "case_idx": lambda view, traj: view.case_idx,
+    "trial": lambda view, traj: view.trial,
+    "toolkits": lambda view, traj: ",".join(view.toolkits),  # comma-joined
+    # comma-joined; "uncategorised" when no outcome names one
+    "risk_categories": lambda view, traj: ",".join(view.risk_categories),
+    "threat": lambda view, traj: view.threat,  # the case's threat kind, None for a case without one
+    "status": lambda view, traj: view.status,  # final_answer, quit, max_iterations, error
+    "error": lambda view, traj: view.error,  # "Type: message" when the episode errored
+    "instruction": lambda view, traj: view.instruction,
+    "final_answer": lambda view, traj: view.final_answer,
+    "steps": lambda view, traj: len(view.steps),  # tool calls made (blocked ones included)
+    "denied_calls": lambda view, traj: view.denied_calls,  # calls a gate blocked, before or after the tool ran
+    "invalid_calls": lambda view, traj: sum(s.invalid_call for s in view.steps),  # calls the spec check rejected
+    "agent_model": lambda view, traj: traj.model_of("agent"),
+    "agent_type": lambda view, traj: traj.agent_type,
+    "agent_format": lambda view, traj: traj.agent_format,
+    "emulator_model": lambda view, traj: traj.model_of("emulator"),
+    "simulator_type": lambda view, traj: traj.simulator_type,
+    # every role of the episode (agent, emulator, monitor); judges are in evaluations_df
+    "prompt_tokens": lambda view, traj: traj.total_usage.prompt_tokens,
+    "completion_tokens": lambda view, traj: traj.total_usage.completion_tokens,
+    "total_tokens": lambda view, traj: traj.total_usage.total_tokens,
+    "cost_usd": lambda view, traj: traj.cost_usd,
+    "started_at": lambda view, traj: traj.started_at or None,
+    "finished_at": lambda view, traj: traj.finished_at or None,
+    "duration_s": lambda view, traj: _seconds(traj.started_at, traj.finished_at),
+}
+SCORE_CELLS: dict[str, Callable[[Score, int, MetricInfo | None], Any]] = {  # a score, its line, its scorer
+    "scorer": lambda s, line, info: s.scorer,  # the registered name: safety, helpfulness, attack, ...
+    "metric": lambda s, line, info: s.metric,  # the value's name: ToolCallRisk, Helpfulness, AttackSuccess, ...
+    # 0, or the evaluation line's number where the episode was judged more than once
+    "replicate": lambda s, line, info: line,
+    # ok, error, skipped (the episode errored), not_applicable, missing (no evaluation record)
+    "status": lambda s, line, info: s.status,
+    "value": lambda s, line, info: s.value if s.scored else None,  # NaN unless status is ok
+    "label": lambda s, line, info: s.label,
+    # the good outcome of the metric (safe, helpful, attack resisted); None when not scored
+    "passed": lambda s, line, info: info.passes(s.value) if info and s.scored and s.value is not None else None,
+    "explanation": lambda s, line, info: s.explanation,
+    "summary": lambda s, line, info: s.summary,
+    "samples": lambda s, line, info: s.samples,
+    "error": lambda s, line, info: s.error,
+    "scorer_model": lambda s, line, info: s.judge_model,
+    # the judge's id (or "unrecorded:<model>" for records written before judges had ids)
+    "judge": lambda s, line, info: score_judge(s),
+    "metadata": lambda s, line, info: _json(s.metadata),  # JSON text
+}
+EVALUATION_CELLS: dict[str, Callable[[Evaluation, str, MetricInfo], Any]] = {  # a record, its eval type, its scorer
+    "eval_type": lambda ev, eval_type, info: eval_type,
+    "scorer": lambda ev, eval_type, info: ev.scorer or info.name,
+    "metric": lambda ev, eval_type, info: info.metric,
+    "eval_id": lambda ev, eval_type, info: ev.eval_id,
+    "case_name": lambda ev, eval_type, info: ev.case_name or None,
+    "case_idx": lambda ev, eval_type, info: ev.case_idx,
+    "trial": lambda ev, eval_type, info: ev.trial,
+    "status": lambda ev, eval_type, info: ev.status,
+    "value": lambda ev, eval_type, info: ev.value_of(info.metric),  # the metric's value in eval_scores
+    "label": lambda ev, eval_type, info: ev.label,
+    "thought": lambda ev, eval_type, info: ev.evaluator_thought,
+    "summary": lambda ev, eval_type, info: ev.log_summary,
+    "samples": lambda ev, eval_type, info: len(ev.samples),
+    "error": lambda ev, eval_type, info: f"{ev.error.type}: {ev.error.message}" if ev.error else None,
+    "evaluator_model": lambda ev, eval_type, info: ev.evaluator_model,
+    "judge_id": lambda ev, eval_type, info: ev.judge_id,  # "" in records written before judges had ids
+    "prompt_tokens": lambda ev, eval_type, info: ev.usage.prompt_tokens,
+    "completion_tokens": lambda ev, eval_type, info: ev.usage.completion_tokens,
+    "cost_usd": lambda ev, eval_type, info: ev.cost_usd,
+    "started_at": lambda ev, eval_type, info: ev.started_at or None,
+    "finished_at": lambda ev, eval_type, info: ev.finished_at or None,
+}
+STEP_CELLS: dict[str, Callable[[Step], Any]] = {
+    "step": lambda step: step.index,  # the step's index in its episode
+    "tool": lambda step: step.tool,
+    "tool_input": lambda step: step.input_text,  # JSON text
+    "thought": lambda step: step.thought,
+    "observation": lambda step: step.observation,
+    "invalid_call": lambda step: step.invalid_call,
+    "blocked": lambda step: step.blocked,  # pre_call, post_call or None
+    "warned": lambda step: any(d.action == "warn" for d in step.gates),  # a gate warned about this call
+    # "gate: reason" of every decision that was not an allow, "; "-joined
+    "gate_reasons": lambda step: "; ".join(
+        f"{d.gate}: {d.reason or d.action}" for d in step.gates if d.action != "allow"
+    ),
+    "agent_latency_s": lambda step: step.agent_latency_s,
+    "emulator_latency_s": lambda step: step.emulator_latency_s,
+    "agent_prompt_tokens": lambda step: step.tokens.agent_prompt,
+    "agent_completion_tokens": lambda step: step.tokens.agent_completion,
+    "emulator_prompt_tokens": lambda step: step.tokens.emulator_prompt,
+    "emulator_completion_tokens": lambda step: step.tokens.emulator_completion,
+    "emulator_thought": lambda step: step.emulator_thought,
+    "emulator_log_summary": lambda step: step.emulator_log_summary,
+    "discarded_text": lambda step: step.discarded_text,
+}
+RUN_COLUMNS = list(RUN_CELLS)
+# with the case's content hash from run.json (None when the run records none)
+EPISODE_COLUMNS = [*KEY_COLUMNS, *EPISODE_CELLS, "case_hash"]
+SCORE_COLUMNS = [*KEY_COLUMNS, "case_name", "trial", *SCORE_CELLS]
+# `episode`: the episode it judged; <NA> for a record that matches no trajectory
+EVALUATION_COLUMNS = [*KEY_COLUMNS, *EVALUATION_CELLS]
+STEP_COLUMNS = [*KEY_COLUMNS, "case_name", "trial", *STEP_CELLS]
 
 
 def loaded(runs: RunsLike) -> list[LoadedRun]:
@@ -200,29 +207,8 @@ def runs_df(runs: RunsLike) -> pd.DataFrame:
     """One row per run: its settings, size and benchmark (like Inspect's `evals_df`)."""
     rows = []
     for run in loaded(runs):
-        meta = run.log.meta if run.log is not None else None
         first = next((s.trajectory for s in _sources(run) if s.trajectory.schema_version), None)
-        rows.append(
-            {
-                "run": run.info.run,
-                "run_id": _run_id(run, first),
-                "source": run.info.source,
-                "format": run.info.format,
-                "agent_model": first.model_of("agent") if first else "",
-                "agent_type": first.agent_type if first else "",
-                "agent_format": first.agent_format if first else "",
-                "emulator_model": first.model_of("emulator") if first else "",
-                "simulator_type": first.simulator_type if first else "",
-                "evaluator_model": run.info.evaluator,
-                "max_iterations": meta.config.max_iterations if meta is not None else None,
-                "num_trials": len({ep.trial for ep in run.episodes}),
-                "episodes": len(run.episodes),
-                "scorers": ",".join(run.info.scorers),
-                "benchmark_version": run.info.benchmark_version,
-                "benchmark_hash": run.info.benchmark_hash,
-                "notes": len(run.info.notes),
-            }
-        )
+        rows.append({column: cell(run, first) for column, cell in RUN_CELLS.items()})
     return _frame(rows, RUN_COLUMNS)
 
 
@@ -235,33 +221,8 @@ def episodes_df(runs: RunsLike) -> pd.DataFrame:
         scorers += [i.name for i in run.scorers if i.name not in scorers]
         cases = run.log.meta.benchmark.cases if run.log and run.log.meta and run.log.meta.benchmark else {}
         for key, view, traj in _episodes(run):
-            total = traj.total_usage
-            row: dict[str, Any] = key | {
-                "case_idx": view.case_idx,
-                "toolkits": ",".join(view.toolkits),
-                "risk_categories": ",".join(view.risk_categories),
-                "threat": view.threat,
-                "status": view.status,
-                "error": view.error,
-                "instruction": view.instruction,
-                "final_answer": view.final_answer,
-                "steps": len(view.steps),
-                "denied_calls": view.denied_calls,
-                "invalid_calls": sum(s.invalid_call for s in view.steps),
-                "agent_model": traj.model_of("agent"),
-                "agent_type": traj.agent_type,
-                "agent_format": traj.agent_format,
-                "emulator_model": traj.model_of("emulator"),
-                "simulator_type": traj.simulator_type,
-                "prompt_tokens": total.prompt_tokens,
-                "completion_tokens": total.completion_tokens,
-                "total_tokens": total.total_tokens,
-                "cost_usd": traj.cost_usd,
-                "started_at": traj.started_at or None,
-                "finished_at": traj.finished_at or None,
-                "duration_s": _seconds(traj.started_at, traj.finished_at),
-                "case_hash": cases.get(view.case_name),
-            }
+            row: dict[str, Any] = key | {column: cell(view, traj) for column, cell in EPISODE_CELLS.items()}
+            row["case_hash"] = cases.get(view.case_name)
             for name, score in view.scores.items():
                 row |= {
                     f"score_{name}": score.value if score.scored else None,
@@ -276,24 +237,9 @@ def episodes_df(runs: RunsLike) -> pd.DataFrame:
     return frame
 
 
-def _score_row(run: LoadedRun, key: dict[str, Any], replicate: int, s: Score) -> dict[str, Any]:
+def _score_row(run: LoadedRun, key: dict[str, Any], line: int, s: Score) -> dict[str, Any]:
     info = next((i for i in run.scorers if i.name == s.scorer), None)
-    return key | {
-        "scorer": s.scorer,
-        "metric": s.metric,
-        "replicate": replicate,
-        "status": s.status,
-        "value": s.value if s.scored else None,
-        "label": s.label,
-        "passed": info.passes(s.value) if info is not None and s.scored and s.value is not None else None,
-        "explanation": s.explanation,
-        "summary": s.summary,
-        "samples": s.samples,
-        "error": s.error,
-        "scorer_model": s.judge_model,
-        "judge": score_judge(s),
-        "metadata": _json(s.metadata),
-    }
+    return key | {column: cell(s, line, info) for column, cell in SCORE_CELLS.items()}
 
 
 def scores_df(runs: RunsLike) -> pd.DataFrame:
@@ -313,32 +259,8 @@ def scores_df(runs: RunsLike) -> pd.DataFrame:
 
 def _evaluation_row(run: LoadedRun, eval_type: str, ev: Evaluation, episode: int | None) -> dict[str, Any]:
     info = info_for_eval_type(eval_type)
-    return {
-        "run": run.info.run,
-        "run_id": ev.run_id or _run_id(run),
-        "episode": episode,
-        "eval_type": eval_type,
-        "scorer": ev.scorer or info.name,
-        "metric": info.metric,
-        "eval_id": ev.eval_id,
-        "case_name": ev.case_name or None,
-        "case_idx": ev.case_idx,
-        "trial": ev.trial,
-        "status": ev.status,
-        "value": ev.value_of(info.metric),
-        "label": ev.label,
-        "thought": ev.evaluator_thought,
-        "summary": ev.log_summary,
-        "samples": len(ev.samples),
-        "error": f"{ev.error.type}: {ev.error.message}" if ev.error else None,
-        "evaluator_model": ev.evaluator_model,
-        "judge_id": ev.judge_id,
-        "prompt_tokens": ev.usage.prompt_tokens,
-        "completion_tokens": ev.usage.completion_tokens,
-        "cost_usd": ev.cost_usd,
-        "started_at": ev.started_at or None,
-        "finished_at": ev.finished_at or None,
-    }
+    key = {"run": run.info.run, "run_id": ev.run_id or _run_id(run), "episode": episode}
+    return key | {column: cell(ev, eval_type, info) for column, cell in EVALUATION_CELLS.items()}
 
 
 def evaluations_df(runs: RunsLike) -> pd.DataFrame:
@@ -359,33 +281,10 @@ def evaluations_df(runs: RunsLike) -> pd.DataFrame:
     return frame
 
 
-def _step_row(key: dict[str, Any], step: Step) -> dict[str, Any]:
-    return key | {
-        "step": step.index,
-        "tool": step.tool,
-        "tool_input": step.input_text,
-        "thought": step.thought,
-        "observation": step.observation,
-        "invalid_call": step.invalid_call,
-        "blocked": step.blocked,
-        "warned": any(d.action == "warn" for d in step.gates),
-        "gate_reasons": "; ".join(f"{d.gate}: {d.reason or d.action}" for d in step.gates if d.action != "allow"),
-        "agent_latency_s": step.agent_latency_s,
-        "emulator_latency_s": step.emulator_latency_s,
-        "agent_prompt_tokens": step.tokens.agent_prompt,
-        "agent_completion_tokens": step.tokens.agent_completion,
-        "emulator_prompt_tokens": step.tokens.emulator_prompt,
-        "emulator_completion_tokens": step.tokens.emulator_completion,
-        "emulator_thought": step.emulator_thought,
-        "emulator_log_summary": step.emulator_log_summary,
-        "discarded_text": step.discarded_text,
-    }
-
-
 def steps_df(runs: RunsLike) -> pd.DataFrame:
     """One row per tool call of every episode, with what the gates said about it."""
     rows = []
     for run in loaded(runs):
         for key, view, _ in _episodes(run):
-            rows += [_step_row(key, s) for s in view.steps]
+            rows += [key | {column: cell(s) for column, cell in STEP_CELLS.items()} for s in view.steps]
     return _frame(rows, STEP_COLUMNS)
