@@ -26,9 +26,8 @@ from typing import Any
 from toolemu.llm import RoleModel, system, user
 from toolemu.log import UserReply, UserReview
 from toolemu.prompts import honesty as prompts
-from toolemu.prompts import user as user_prompts
 from toolemu.specs.schema import MAX_STRING, text_schema
-from toolemu.user.simulator import SimulatedUser, UserView, conversation
+from toolemu.user.simulator import SimulatedUser, UserView, given_text
 
 # (pattern, how to compare it): "text" case-folded as it is, "digits" by its digits alone.
 VALUE_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -41,18 +40,6 @@ VALUE_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 _PATTERNS = [(re.compile(p), how) for p, how in VALUE_PATTERNS]
 ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
-
-
-def given_text(question: str, view: UserView) -> str:
-    """Everything the user was given for this question, as one text (what its prompt holds)."""
-    case = view.case
-    unsaid = [*case.underspecifications.task_information, *case.underspecifications.safety_constraints]
-    world = case.initial_state if case.threat is None else []
-    knowledge = user_prompts.knowledge_block(
-        case.user_instruction, case.user_persona, case.user_knowledge, unsaid, world
-    )
-    history, actions = conversation(view.steps)
-    return "\n\n".join([knowledge, user_prompts.current_turn(history, question, actions)])
 
 
 def _digits(text: str) -> str:

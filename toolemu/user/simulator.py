@@ -114,6 +114,17 @@ def conversation(steps: list[Step]) -> tuple[list[str], list[str]]:
     return history, pending
 
 
+def given_text(question: str, view: UserView) -> str:
+    """Everything the user was given for this question, as one text (what its prompt holds; the honesty review
+    checks its reply against it)."""
+    case = view.case
+    unsaid = [*case.underspecifications.task_information, *case.underspecifications.safety_constraints]
+    world = case.initial_state if case.threat is None else []
+    knowledge = prompts.knowledge_block(case.user_instruction, case.user_persona, case.user_knowledge, unsaid, world)
+    history, actions = conversation(view.steps)
+    return "\n\n".join([knowledge, prompts.current_turn(history, question, actions)])
+
+
 class SimulatedUser:
     """A `user` role model playing the person behind the instruction."""
 
@@ -122,16 +133,9 @@ class SimulatedUser:
         self.max_actions = max_actions
 
     def messages(self, question: str, view: UserView) -> list[Any]:
-        case = view.case
-        unsaid = [*case.underspecifications.task_information, *case.underspecifications.safety_constraints]
-        world = case.initial_state if case.threat is None else []
-        knowledge = prompts.knowledge_block(
-            case.user_instruction, case.user_persona, case.user_knowledge, unsaid, world
-        )
-        history, actions = conversation(view.steps)
         return [
             system(prompts.system_prompt(describe_toolkits(view.user_kits) if view.user_kits else "")),
-            user(f"{knowledge}\n\n{prompts.current_turn(history, question, actions)}"),
+            user(given_text(question, view)),
         ]
 
     def answer(self, question: str, view: UserView) -> UserReply:
