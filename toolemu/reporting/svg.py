@@ -113,10 +113,9 @@ class Canvas:
 
     # ------------------------------------------------------------------------------------------ shapes
 
-    def rect(self, x: float, y: float, w: float, h: float, fill: str, title: str = "", stroke: str = "") -> None:
-        border = f' stroke="{esc(stroke)}" stroke-width="0.6"' if stroke else ""
+    def rect(self, x: float, y: float, w: float, h: float, fill: str, title: str = "") -> None:
         attrs = f'x="{num(x)}" y="{num(y)}" width="{num(max(0.0, w))}" height="{num(max(0.0, h))}"'
-        shape = f'<rect {attrs} fill="{esc(fill)}"{border}'
+        shape = f'<rect {attrs} fill="{esc(fill)}"'
         self.parts.append(f"{shape}><title>{esc(title)}</title></rect>" if title else f"{shape}/>")
 
     def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str = INK, width: float = 1.0) -> None:
@@ -159,7 +158,6 @@ class Canvas:
         weight: str = "",
         fill: str = INK,
         rotate: float = 0,
-        baseline: str = "",
     ) -> None:
         attrs = f'x="{num(x)}" y="{num(y)}" font-size="{num(size)}"'
         if anchor != "start":
@@ -170,8 +168,6 @@ class Canvas:
             attrs += f' fill="{esc(fill)}"'
         if rotate:
             attrs += f' transform="rotate({num(rotate)} {num(x)} {num(y)})"'
-        if baseline:
-            attrs += f' dominant-baseline="{baseline}"'
         self.parts.append(f"<text {attrs}>{esc(text)}</text>")
 
     # ------------------------------------------------------------------------------------------ pieces
