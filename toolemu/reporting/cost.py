@@ -11,7 +11,6 @@ a dollar spent, an unpriced call, or a run.json that names its price table (writ
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from toolemu.llm.usage import Usage
 from toolemu.log import Evaluation, RunLog, read_run, split_eval_key
@@ -101,18 +100,13 @@ def robust_usage(run: LoadedRun, summary: RobustSummary) -> tuple[Usage, dict[st
         if path is None or not (path / "trajectories.jsonl").is_file():
             notes.append(f"robust re-runs of seed {seed} not found beside the run: their cost is not counted")
             continue
-        rows = _seed_rows(path)
-        for row in rows:
+        roles = _Roles()
+        _add_log(roles, read_run(path))
+        for row in roles.rows():
             total.add(Usage(calls=row.calls, cost_usd=row.cost_usd, unpriced_calls=row.unpriced_calls))
             if row.unpriced_calls:
                 unpriced[row.model] = unpriced.get(row.model, 0) + row.unpriced_calls
     return total, unpriced, notes
-
-
-def _seed_rows(path: Path) -> list[RoleCost]:
-    roles = _Roles()
-    _add_log(roles, read_run(path))
-    return roles.rows()
 
 
 def _per(total: float, count: int | None) -> float | None:
