@@ -501,19 +501,14 @@ def render_html(
         by_run.setdefault(run_index[ep.run], []).append(i)
     details: dict[int, str | None] = {}
     rows_by_run = _ByRun(report) if many else None
-    for k, info in enumerate(report.runs):
-        detail = _run_detail(report, info, k, colors, tables=many, by_run=rows_by_run)
+    listed = len(report.runs)
+    for k in [*range(listed), *(k for k in by_run if k >= listed)]:  # then runs with episodes but no numbers
+        detail = _run_detail(report, report.runs[k], k, colors, many, rows_by_run) if k < listed else ""
         details[k] = None if split else detail
         if split:
             assert sidecars is not None
             episodes = b"[" + b",".join(b'{"i":%d,"ep":%s}' % (i, texts[i]) for i in by_run.get(k, [])) + b"]"
             sidecars.write(k, '{"html":' + json.dumps(detail) + ',"episodes":' + episodes.decode() + "}")
-    extra_runs = [k for k in by_run if k >= len(report.runs)]  # episodes of a run the report lists no numbers of
-    if split:
-        assert sidecars is not None
-        for k in extra_runs:
-            episodes = b"[" + b",".join(b'{"i":%d,"ep":%s}' % (i, texts[i]) for i in by_run[k]) + b"]"
-            sidecars.write(k, '{"html":"","episodes":' + episodes.decode() + "}")
 
     data = {
         "schema_version": report.schema_version,
