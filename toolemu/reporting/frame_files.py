@@ -33,14 +33,6 @@ def _texts(frame: pd.DataFrame, change: Callable[[str], str]) -> pd.DataFrame:
     return out
 
 
-def parquet_engine_ready() -> bool:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def check_formats(formats: list[str]) -> None:
     """Bad --format values are one clear error before any work is done."""
     for fmt in formats:
@@ -48,12 +40,15 @@ def check_formats(formats: list[str]) -> None:
             raise InputError.single(
                 "command line", f"expected one of {', '.join(FRAME_FORMATS)}, got {fmt!r}", field="--format"
             )
-    if "parquet" in formats and not parquet_engine_ready():
-        raise InputError.single(
-            "command line",
-            "Parquet needs pyarrow: pip install 'toolemu[analysis]' (or use --format csv)",
-            field="--format",
-        )
+    if "parquet" in formats:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError.single(
+                "command line",
+                "Parquet needs pyarrow: pip install 'toolemu[analysis]' (or use --format csv)",
+                field="--format",
+            ) from None
 
 
 def write_frames(runs: RunsLike, out: Path, formats: list[str]) -> dict[str, Path]:
