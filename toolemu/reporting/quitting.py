@@ -21,7 +21,6 @@ from toolemu.log.toolemu_format import quit_reason
 from toolemu.reporting.model import EpisodeView
 
 if TYPE_CHECKING:
-    from toolemu.llm.usage import Usage
     from toolemu.log import RunLog
     from toolemu.reporting.load import LoadedRun
 
@@ -59,56 +58,40 @@ def price_per_1k(name: str) -> tuple[float, float]:
     return per_mtok[0] / 1000, per_mtok[1] / 1000
 
 
-class CostBook:
-    """Tokens by (component, model), summed as a run's records are read; `file()` is their save_costs' dict."""
-
-    def __init__(self) -> None:
-        self.tokens: dict[tuple[str, str], list[int]] = {}
-
-    def add(self, component: str, model: str, usage: Usage) -> None:
-        if not (usage.calls or usage.prompt_tokens or usage.completion_tokens):
-            return
-        counts = self.tokens.setdefault((component, bare_model(model) or "unrecorded"), [0, 0])
-        counts[0] += usage.prompt_tokens
-        counts[1] += usage.completion_tokens
-
-    def file(self) -> dict[str, Any]:
-        model_costs: dict[str, dict[str, Any]] = {}
-        components = dict.fromkeys(COMPONENTS, 0.0)
-        for (component, model), (tokens_in, tokens_out) in self.tokens.items():
-            per_in, per_out = price_per_1k(model)
-            cost = tokens_in * per_in / 1000 + tokens_out * per_out / 1000
-            model_costs[f"{component}_{model}"] = {
-                "input_tokens": tokens_in,
-                "output_tokens": tokens_out,
-                "input_cost_per_1k": per_in,
-                "output_cost_per_1k": per_out,
-                "total_cost": cost,
-            }
-            components[component] = components.get(component, 0.0) + cost
-        return {
-            "total_cost": sum(components.values()),
-            "model_costs": model_costs,
-            "token_usage": {
-                key: {k: v for k, v in entry.items() if k != "total_cost"} for key, entry in model_costs.items()
-            },
-            "component_costs": components,
-        }
-
-
 def run_costs(logs: list[RunLog]) -> dict[str, Any]:
-    """Their costs file for the records of one run (every file read into it): each trajectory's use by role (the
-    role is the component), and every evaluation line's use as the evaluator's."""
-    book = CostBook()
+    """Their costs file (their save_costs' dict) for the records of one run (every file read into it): tokens by
+    (component, model) of each trajectory's use by role (the role is the component), and of every evaluation line's
+    use as the evaluator's."""
+    tokens: dict[tuple[str, str], list[int]] = {}
     for log in logs:
-        for traj in log.trajectories:
-            for role, usage in traj.usage.items():
-                if role != "total":
-                    book.add(role, traj.model_of(role), usage)
-        for evaluations in log.evaluations.values():
-            for ev in evaluations:
-                book.add(EVALUATOR, ev.judge_model, ev.usage)
-    return book.file()
+        used = [(role, traj.model_of(role), usage) for traj in log.trajectories for role, usage in traj.usage.items()]
+        used += [(EVALUATOR, ev.judge_model, ev.usage) for evs in log.evaluations.values() for ev in evs]
+        for component, model, usage in used:  # a trajectory's "total" is its roles' sum
+            if component != "total" and (usage.calls or usage.prompt_tokens or usage.completion_tokens):
+                counts = tokens.setdefault((component, bare_model(model) or "unrecorded"), [0, 0])
+                counts[0] += usage.prompt_tokens
+                counts[1] += usage.completion_tokens
+    model_costs: dict[str, dict[str, Any]] = {}
+    components = dict.fromkeys(COMPONENTS, 0.0)
+    for (component, model), (tokens_in, tokens_out) in tokens.items():
+        per_in, per_out = price_per_1k(model)
+        cost = tokens_in * per_in / 1000 + tokens_out * per_out / 1000
+        model_costs[f"{component}_{model}"] = {
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "input_cost_per_1k": per_in,
+            "output_cost_per_1k": per_out,
+            "total_cost": cost,
+        }
+        components[component] = components.get(component, 0.0) + cost
+    return {
+        "total_cost": sum(components.values()),
+        "model_costs": model_costs,
+        "token_usage": {
+            key: {k: v for k, v in entry.items() if k != "total_cost"} for key, entry in model_costs.items()
+        },
+        "component_costs": components,
+    }
 
 
 def quitting_prefix(run: LoadedRun, out: Path, label_stem: str) -> str:
