@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolemu.llm.secrets import redactor
+from toolemu.secrets import redactor
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "release_run" / "trajectories.jsonl"
 

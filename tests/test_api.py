@@ -18,9 +18,9 @@ def test_import_toolemu_is_cheap() -> None:
 
 
 def test_reading_run_logs_does_not_load_the_model_layer() -> None:
-    # toolemu.log imports toolemu.llm.secrets; the llm package's names load on first use, so a notebook or tool that
+    # toolemu.log imports toolemu.secrets; the llm package's names load on first use, so a notebook or tool that
     # only reads runs does not pay for LangChain.
-    code = "import sys, toolemu.log, toolemu.llm.secrets; print('langchain_core' in sys.modules)"
+    code = "import sys, toolemu.log, toolemu.secrets; print('langchain_core' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False"]
 

@@ -10,7 +10,7 @@ from fake_openai import FakeOpenAIServer, chat_body
 
 from toolemu.cli.app import setup_logging
 from toolemu.llm import LLMSettings, build_hub, user
-from toolemu.llm.secrets import RedactingFilter, load_dotenv_file, redact
+from toolemu.secrets import RedactingFilter, load_dotenv_file, redact
 
 PLANTED = "sk-planted-SECRET-0123456789abcdef"
 

@@ -25,7 +25,7 @@ from test_secrets import _fill
 from toolemu.llm import LLMSettings, build_hub, user
 from toolemu.llm.cache import cache_key
 from toolemu.llm.options import ModelDescription, ModelOptions
-from toolemu.llm.secrets import redact
+from toolemu.secrets import redact
 
 
 def make_key(tag: str) -> str:
@@ -491,7 +491,7 @@ def test_a_logged_traceback_is_scrubbed(capsys, monkeypatch) -> None:
 
     key = make_key("logged-traceback")
     monkeypatch.setenv("ZQ_OTHER_VARIABLE", key)
-    from toolemu.llm.secrets import register_secret_env
+    from toolemu.secrets import register_secret_env
 
     register_secret_env("ZQ_OTHER_VARIABLE")
     setup_logging()

@@ -16,8 +16,8 @@ import typer
 from toolemu.cli import outcome
 from toolemu.cli.command import new_app
 from toolemu.errors import InputError, Terminated, sigterm_raises, sigterm_received
-from toolemu.llm.secrets import RedactingFilter, clip, redact, scrubbed_console
 from toolemu.paths import is_file_error
+from toolemu.secrets import RedactingFilter, clip, redact, scrubbed_console
 
 # Every command, in the order `toolemu --help` lists them, which is the order a user meets them: run the benchmark,
 # read its report, check one's own cases and toolkits, then the finer tools. Each is its function (or sub-app) as

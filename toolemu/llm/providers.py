@@ -14,7 +14,7 @@ from toolemu.llm.dryrun import dry_run_factory
 from toolemu.llm.local import LocalLlamaChat, resolve_gguf
 from toolemu.llm.options import ModelOptions
 from toolemu.llm.registry import Provider, get_provider
-from toolemu.llm.secrets import get_secret
+from toolemu.secrets import get_secret
 
 
 class ModelConfigError(ValueError):

@@ -105,7 +105,7 @@ def package_hash(root: Path) -> str:
 
 def secrets_fingerprint(salt: bytes) -> str:
     """The secrets this process knows, as a salted scrypt of their values (a key of the cache, never a value)."""
-    from toolemu.llm.secrets import secret_values
+    from toolemu.secrets import secret_values
 
     values = sorted(set(secret_values()))
     if not values:

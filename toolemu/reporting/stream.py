@@ -14,7 +14,6 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from toolemu.llm.secrets import redactor
 from toolemu.log.layout import run_files
 from toolemu.reporting.build import RunPart, reduce_run, slim_run
 from toolemu.reporting.cache import Hashed, ReportCache, hash_file
@@ -23,6 +22,7 @@ from toolemu.reporting.groups import RunGroup, group_runs
 from toolemu.reporting.load import Listings, load_group, run_labels
 from toolemu.reporting.model import EpisodeView
 from toolemu.reporting.traces import TraceStore, trace_json
+from toolemu.secrets import redactor
 
 log = logging.getLogger("toolemu")
 Traces = tuple[list[str], list[int]]  # a run's trace texts, and the one of each episode kept in it
