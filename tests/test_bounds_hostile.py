@@ -689,12 +689,12 @@ def test_the_library_bounds_are_the_clis() -> None:
     assert options["--user-reasks"] is UserSpec.bounds["reasks"]
     assert options["--realism-filter"].most == RealismSpec.bounds["redrafts"].most
     from toolemu.log.config import MAX_SHARDS
+    from toolemu.log.evaluation import MAX_SAMPLES as RECORDED_SAMPLES
     from toolemu.reporting.estimate import MAX_SAMPLES as ESTIMATE_SAMPLES
-    from toolemu.robust.run import MAX_SAMPLES as ROBUST_SAMPLES
     from toolemu.scorers.rejudge import MAX_TIMES
 
     assert limits.SHARDS.most == MAX_SHARDS and limits.REJUDGE.most == MAX_TIMES
-    assert ESTIMATE_SAMPLES == ROBUST_SAMPLES == limits.NUM_EVAL_SAMPLES.most
+    assert ESTIMATE_SAMPLES == RECORDED_SAMPLES == limits.NUM_EVAL_SAMPLES.most
 
 
 def test_rejudging_in_the_library_is_bounded_before_any_task_is_made(finished: Path, tmp_path: Path) -> None:

@@ -14,8 +14,6 @@ from toolemu.scorers.attack import ATTACK
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.panel import PRIMARY_ROLE, panel_judges
 
-MAX_SAMPLES = 100  # a judge's samples per trajectory, as its records say (the CLI's --num-eval-samples bound)
-
 
 @dataclass(frozen=True)
 class JudgeSpec:
@@ -69,12 +67,9 @@ def recorded_judges(run: RunLog, scorers: list[Scorer]) -> list[JudgeSpec]:
         ev = _first_ok(evaluations) if eval_type in by_type else None
         if ev is None:
             continue
-        samples = (ev.judge.samples if ev.judge else None) or len(ev.samples) or 1
-        if not 1 <= samples <= MAX_SAMPLES:
-            message = f"expected 1 to {MAX_SAMPLES} samples per trajectory, got {samples:,}"
-            raise InputError.single(run.files.eval_file(key), message, field="judge.parameters.samples")
+        samples = ev.samples_drawn(run.files.eval_file(key))
         role = PRIMARY_ROLE if judge is None else f"{PRIMARY_ROLE}@{judge}"
-        specs.append(JudgeSpec(by_type[eval_type], role, ev.evaluator, int(samples)))
+        specs.append(JudgeSpec(by_type[eval_type], role, ev.evaluator, samples))
     return sorted(specs, key=lambda j: (not j.headline, j.scorer.info.order, j.role))
 
 

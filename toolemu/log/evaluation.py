@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
+from toolemu.errors import InputError
 from toolemu.log.model import ModelDescription
 from toolemu.log.records import EpisodeError, Int64
 from toolemu.log.usage import Cost, Usage
@@ -26,6 +28,7 @@ EvalStatus = Literal["ok", "error", "skipped", "not_applicable"]
 ScoreStatus = Literal["ok", "error", "skipped", "not_applicable", "missing"]
 
 
+MAX_SAMPLES = 100  # a judge's samples per trajectory, as its records say (the CLI's --num-eval-samples bound)
 ID_LENGTH = 12  # hex digits: short enough to read in a table, long enough never to collide in practice
 
 
@@ -183,6 +186,15 @@ class Evaluation(BaseModel):
     def judge_model(self) -> str:
         """The judge's model (a deterministic scorer: its name), else the evaluator's as older records say."""
         return (self.judge.display_model if self.judge is not None else "") or self.evaluator_model
+
+    def samples_drawn(self, where: str | Path) -> int:
+        """How many verdicts its judge drew per trajectory: its judge's parameters, else its samples (at least 1);
+        past MAX_SAMPLES an InputError at `where` (the file), as a re-run's judge draws this many."""
+        samples = (self.judge.samples if self.judge else None) or len(self.samples) or 1
+        if not 1 <= samples <= MAX_SAMPLES:
+            message = f"expected 1 to {MAX_SAMPLES} samples per trajectory, got {samples:,}"
+            raise InputError.single(where, message, field="judge.parameters.samples")
+        return int(samples)
 
     def to_record(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True)

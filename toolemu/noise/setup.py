@@ -15,6 +15,7 @@ from toolemu.errors import InputError
 from toolemu.llm import LLMSettings, ModelHub, ModelOptions
 from toolemu.llm.model import ChatFactory
 from toolemu.log import Episode, RunConfig, RunLog, read_run
+from toolemu.log.evaluation import MAX_SAMPLES  # judgements per trajectory
 from toolemu.noise.design import choose_cases, noise_metrics, scored
 from toolemu.robust.run import case_with_toolkits, recorded_scorers, replaying
 from toolemu.scorers import Scorer, ScoringContext
@@ -25,7 +26,6 @@ from toolemu.specs import Benchmark, Case
 MAX_CASES = 1_000_000
 MAX_TRIALS = 100  # new agent trials per case
 MAX_SEEDS = 100  # new worlds per trial
-MAX_SAMPLES = 100  # judgements per trajectory
 MAX_RESAMPLES = 10_000  # bootstrap resamples (each a fit of the model)
 
 

@@ -64,7 +64,6 @@ Item = TypeVar("Item")
 
 ROBUST_DIR = "robust"
 SUMMARY_FILE = "robust.json"
-MAX_SAMPLES = 100  # the judge's samples per trajectory, as its records say (the CLI's --num-eval-samples bound)
 RERUN_TEMPERATURE = 0.7  # the emulator's, where the run's was 0: at 0 a new seed would draw the same world
 
 
@@ -78,12 +77,7 @@ def _recorded_judge(run: RunLog, headline: list[MetricInfo]) -> tuple[ModelDescr
     for eval_type in (*(i.eval_type for i in headline), *run.evaluations):
         for ev in run.evaluations.get(eval_type, []):
             if ev.status == "ok" and ev.evaluator is not None:
-                samples = (ev.judge.samples if ev.judge else None) or len(ev.samples) or 1
-                if not 1 <= samples <= MAX_SAMPLES:  # the re-runs' judge draws this many: a bound, as the CLI's
-                    message = f"expected 1 to {MAX_SAMPLES} samples per trajectory, got {samples:,}"
-                    where = run.files.eval_file(eval_type)
-                    raise InputError.single(where, message, field="judge.parameters.samples")
-                return ev.evaluator, int(samples)
+                return ev.evaluator, ev.samples_drawn(run.files.eval_file(eval_type))
     return None, 1
 
 
