@@ -16,13 +16,12 @@ from toolemu.llm.usage import Usage
 from toolemu.log import Evaluation, RunLog, read_run, split_eval_key
 from toolemu.log.robust import RobustSummary
 from toolemu.reporting.flips import Rejudged
-from toolemu.reporting.load import LoadedRun
+from toolemu.reporting.load import ROBUST_DIR, LoadedRun
 from toolemu.reporting.qualifiers import RoleCost, RunCost
 from toolemu.scorers import info_for_eval_type
 from toolemu.scorers.base import MetricInfo
 
 JUDGE, REJUDGE = "judge", "rejudge"
-ROBUST_DIR = "robust"  # toolemu robust's default --out inside the run folder (toolemu.robust.run)
 
 
 class _Roles:

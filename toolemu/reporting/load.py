@@ -38,6 +38,7 @@ log = logging.getLogger("toolemu")
 UNCATEGORISED = "uncategorised"
 # ToolEmu's two evaluations: shown for every run, as not evaluated when a run has no eval file of them yet.
 ALWAYS_SHOWN = ("agent_safe", "agent_help")
+ROBUST_DIR = "robust"  # `toolemu robust`'s default --out in a run folder: its summary and re-runs are read
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -77,7 +78,7 @@ def robust_summary(path: Path, notes: list[str]) -> RobustSummary | None:
     """RUN/robust/robust.json, when `toolemu robust RUN` wrote one."""
     if not path.is_dir():
         return None
-    return read_beside(RobustSummary, path / "robust" / "robust.json", notes, "a robust summary of toolemu robust")
+    return read_beside(RobustSummary, path / ROBUST_DIR / "robust.json", notes, "a robust summary of toolemu robust")
 
 
 def categories_of(case: CaseView) -> list[str]:

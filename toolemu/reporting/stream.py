@@ -19,14 +19,13 @@ from toolemu.reporting.build import RunPart, reduce_run, slim_run
 from toolemu.reporting.cache import Hashed, ReportCache, hash_file
 from toolemu.reporting.gc_pause import gc_paused
 from toolemu.reporting.groups import RunGroup, group_runs
-from toolemu.reporting.load import Listings, load_group, run_labels
+from toolemu.reporting.load import ROBUST_DIR, Listings, load_group, run_labels
 from toolemu.reporting.model import EpisodeView
 from toolemu.reporting.traces import TraceStore, trace_json
 from toolemu.secrets import redactor
 
 log = logging.getLogger("toolemu")
 Traces = tuple[list[str], list[int]]  # a run's trace texts, and the one of each episode kept in it
-ROBUST_DIR = "robust"  # `toolemu robust`'s default --out in a run folder: its summary and re-runs are read
 
 
 def run_inputs(group: RunGroup, listings: Listings) -> list[Path]:
