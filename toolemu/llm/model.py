@@ -364,26 +364,8 @@ class RoleModel:
         A reply cut off at max_tokens is asked again with more room (bounded); past the bound, ReplyCutOff.
         """
         started = time.perf_counter()
-        if schema is None:
-            reply, usage, cached, keys, _ = self._whole_reply(messages, stop, {}, cache_salt, tools, None, repair)
-            if reply.get("refusal") and not cached:
-                self._count(usage, refusals=1)
-            if not cached and self.cacheable:
-                for k in set(keys):
-                    self.cache.put(k, reply)
-            return Completion(
-                reply["text"],
-                None,
-                usage,
-                cached,
-                time.perf_counter() - started,
-                tool_calls=reply.get("tool_calls") or [],
-                reasoning=reply.get("reasoning", ""),
-                refusal=reply.get("refusal", ""),
-                finish=reply.get("finish", ""),
-            )
-
-        how = self._structured_request(schema)
+        # Without a schema, one plain request (with the caller's tools), taken as it comes.
+        how = StructuredRequest(in_request=True, tools=tools) if schema is None else self._structured_request(schema)
         instruction = "" if how.in_request else schema_instruction(schema)  # a repair says it in any case
         convo = messages
         if not how.in_request:
@@ -401,12 +383,12 @@ class RoleModel:
             first_keys = first_keys or keys
             total.add(usage)
             text = _structured_text(reply, how)
+            if reply.get("refusal") and not cached:
+                self._count(total, refusals=1)
             try:
-                if reply.get("refusal"):
-                    if not cached:
-                        self._count(total, refusals=1)
+                if schema is not None and reply.get("refusal"):
                     raise ModelRefusal(f"the model refused: {reply['refusal']}")
-                value = parse_structured(text, schema, strict_nulls=how.strict)
+                value = None if schema is None else parse_structured(text, schema, strict_nulls=how.strict)
             except StructuredOutputError as exc:
                 error = exc
                 log.warning("%s: structured reply rejected (attempt %d): %s", self.role, attempt, exc)
@@ -427,7 +409,9 @@ class RoleModel:
                 cached,
                 time.perf_counter() - started,
                 attempt,
+                tool_calls=(reply.get("tool_calls") or []) if schema is None else [],  # a reply tool is the reply
                 reasoning=reply.get("reasoning", ""),
+                refusal=reply.get("refusal", ""),
                 finish=reply.get("finish", ""),
             )
         attempts = STRUCTURED_REPAIRS + 1
