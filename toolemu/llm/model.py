@@ -200,19 +200,18 @@ class RoleModel:
         self,
         messages: list[Message],
         stop: list[str] | None,
-        extra: dict[str, Any],
+        how: StructuredRequest,
         salt: str,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | None = None,
-        max_tokens: int | None = None,
+        max_tokens: int,
     ) -> tuple[dict[str, Any], Usage, bool, str]:
-        """One model call (or cache hit). Returns ({text, tool_calls, reasoning, refusal, finish}, usage, cached,
-        cache key)."""
+        """One model call (or cache hit) asked `how`. Returns ({text, tool_calls, reasoning, refusal, finish}, usage,
+        cached, cache key)."""
+        tools, tool_choice = how.tools, how.tool_choice
         request: dict[str, Any] = {
             "model": self._described,
             "messages": messages,
             "stop": stop,
-            "extra": extra,
+            "extra": how.kwargs,
             "tools": tools,
             "salt": salt,
         }
@@ -233,7 +232,7 @@ class RoleModel:
             chat = self.chat.bind_tools(tools, tool_choice=tool_choice) if tool_choice else self.chat.bind_tools(tools)
         t0 = time.perf_counter()
         try:
-            kwargs = _with_reply_limit(self.options, extra, max_tokens)
+            kwargs = _with_reply_limit(self.options, how.kwargs, max_tokens)
             reply = call_with_retries(lambda: chat.invoke(lc_messages, stop=stop, **kwargs), self.options.max_attempts)
         except BaseException as exc:
             self.tracker.release()
@@ -290,11 +289,9 @@ class RoleModel:
         self,
         messages: list[Message],
         stop: list[str] | None,
-        extra: dict[str, Any],
+        how: StructuredRequest,
         salt: str,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | None = None,
-        repair: bool = False,
+        repair: bool,
     ) -> tuple[dict[str, Any], Usage, bool, list[str], int]:
         """A reply that was not cut off at max_tokens: a cut-off one is asked again with twice the room, up to
         reply_token_ceiling; past it, ReplyCutOff. Returns (reply, usage, cached, cache keys, the limit used)."""
@@ -302,7 +299,7 @@ class RoleModel:
         total, keys = Usage(), []
         while True:
             try:
-                reply, usage, cached, key = self._call(messages, stop, extra, salt, tools, tool_choice, limit)
+                reply, usage, cached, key = self._call(messages, stop, how, salt, limit)
             except Exception as exc:
                 if limit == first or is_transient(exc) or isinstance(exc, StopRun):  # a stop is never a cut-off
                     raise
@@ -377,9 +374,7 @@ class RoleModel:
         error: StructuredOutputError | None = None
         first_keys: list[str] = []
         for attempt in range(1, STRUCTURED_REPAIRS + 2):
-            reply, usage, cached, keys, limit = self._whole_reply(
-                convo, stop, how.kwargs, cache_salt, how.tools, how.tool_choice, repair or attempt > 1
-            )
+            reply, usage, cached, keys, limit = self._whole_reply(convo, stop, how, cache_salt, repair or attempt > 1)
             first_keys = first_keys or keys
             total.add(usage)
             text = _structured_text(reply, how)
