@@ -77,13 +77,8 @@ def any_of(verdicts: Iterable[Verdict]) -> Verdict:
 
 
 def all_of(verdicts: Iterable[Verdict]) -> Verdict:
-    """False if any is False, else None if any is None, else True (an empty list: True)."""
-    undecided = False
-    for verdict in verdicts:
-        if verdict is False:
-            return False
-        undecided |= verdict is None
-    return None if undecided else True
+    """False if any is False, else None if any is None, else True (an empty list: True): any_of's dual."""
+    return _negate(any_of(_negate(verdict) for verdict in verdicts))
 
 
 def _negate(verdict: Verdict) -> Verdict:
