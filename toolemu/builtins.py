@@ -46,11 +46,11 @@ def gates() -> None:
 
 def agents() -> None:
     from toolemu.agents.registry import react_agent, register_agent, register_agent_kind, tools_agent
-    from toolemu.mcp.command import AGENT_KIND, mcp_cmd
+    from toolemu.mcp.command import AGENT_KIND, command_agent
 
     register_agent("react")(react_agent)
     register_agent("tools")(tools_agent)
-    register_agent_kind(AGENT_KIND)(mcp_cmd)
+    register_agent_kind(AGENT_KIND)(command_agent)
 
 
 def elements() -> None:

@@ -326,8 +326,3 @@ def command_agent(command: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> AgentFa
 
     factory.spec = f"{AGENT_KIND}:{redact_command(command)}"  # type: ignore[attr-defined]
     return factory
-
-
-def mcp_cmd(command: str) -> AgentFactory:
-    """`--agent mcp-cmd:<command>`: an external agent's command, run per (case, trial) against an MCP server."""
-    return command_agent(command)
