@@ -83,9 +83,6 @@ class EpisodeSpec:
         names = {e.name for e in elements}
         return dataclasses.replace(self, elements=(*(e for e in self.elements if e.name not in names), *elements))
 
-    def without(self, *names: str) -> EpisodeSpec:
-        return dataclasses.replace(self, elements=tuple(e for e in self.elements if e.name not in names))
-
     def after_run(self, folder: Path) -> list[str]:
         """What the elements record in a run folder once a driver has written episodes to it; lines to show."""
         return [line for e in self.elements for line in e.after_run(folder)]
