@@ -82,12 +82,15 @@ def _kind(mode: int) -> str:
     return "a file"
 
 
-def regular_file_problem(rel: str, st: os.stat_result) -> str | None:
-    """Why what `lstat` describes is no file a submission may hold, or None."""
+def regular_file_problem(rel: str, st: os.stat_result, limit: int | None = None) -> str | None:
+    """Why what `lstat` describes is no file a submission may hold (a regular file with one name, at most `limit`
+    bytes where one is given), or None."""
     if not stat.S_ISREG(st.st_mode):
         return f"{rel}: expected a regular file, got {_kind(st.st_mode)}"
     if st.st_nlink > 1:
         return f"{rel}: expected a file with one name, got a hard link ({st.st_nlink} names for one file)"
+    if limit is not None and st.st_size > limit:
+        return f"{rel}: expected at most {_mib(limit)}, got {_mib(st.st_size)}"
     return None
 
 
@@ -108,10 +111,7 @@ def open_regular(path: Path, rel: str, limit: int) -> int:
         if os.path.islink(path):
             raise Unreadable(f"{rel}: expected a regular file, got a symbolic link") from None
         raise Unreadable(f"{rel}: cannot be read ({exc.strerror or exc})") from None
-    st = os.fstat(fd)
-    problem = regular_file_problem(rel, st)
-    if problem is None and st.st_size > limit:
-        problem = f"{rel}: expected at most {_mib(limit)}, got {_mib(st.st_size)}"
+    problem = regular_file_problem(rel, os.fstat(fd), limit)
     if problem is not None:
         os.close(fd)
         raise Unreadable(problem)
@@ -178,9 +178,7 @@ def _entries(folder: Path, rel: str, out: Listing) -> list[tuple[str, str, os.st
 
 
 def _expect_file(rel: str, st: os.stat_result, out: Listing) -> None:
-    problem = regular_file_problem(rel, st)
-    if problem is None and st.st_size > limit_of(rel):
-        problem = f"{rel}: expected at most {_mib(limit_of(rel))}, got {_mib(st.st_size)}"
+    problem = regular_file_problem(rel, st, limit_of(rel))
     if problem:
         out.problems.append(problem)
     else:
