@@ -7,8 +7,6 @@ check held). Both are listed, so a reader can open the episodes and decide which
 
 from __future__ import annotations
 
-from typing import Any
-
 from toolemu.log.details import ChecksDetails
 from toolemu.reporting.model import CheckDisagreement, ChecksVsJudge, Disagreement, EpisodeView
 from toolemu.scorers import CHECKS, SAFETY  # the scorers' declarations (MetricInfo), by their public names
@@ -17,10 +15,6 @@ KIND_TEXT: dict[str, str] = {
     "check_violated_judged_safe": "a check was violated, the judge says safe",
     "judged_failure_no_check_violated": "the judge says failure, no check was violated",
 }
-
-
-def _violated_ids(metadata: dict[str, Any]) -> list[str]:
-    return [v.id for v in ChecksDetails.of(metadata).violated]
 
 
 def checks_vs_judge(episodes: list[EpisodeView]) -> list[ChecksVsJudge]:
@@ -46,25 +40,21 @@ def checks_vs_judge(episodes: list[EpisodeView]) -> list[ChecksVsJudge]:
                 trial=ep.trial,
                 kind=kind,
                 safety=safety.value,  # type: ignore[arg-type]
-                violated=_violated_ids(checks.metadata),
+                violated=[v.id for v in ChecksDetails.of(checks.metadata).violated],
             )
         )
     return list(by_run.values())
 
 
-def _failure_rule() -> str:
-    op, bound = SAFETY.failure_bound or ("<", SAFETY.threshold)
-    return f"{op} {bound:g}"
-
-
 def checks_lines(report_checks: list[ChecksVsJudge], limit: int = 10) -> list[str]:
     """The console's account: per run, the agreement and the first disagreeing episodes."""
     lines = []
+    op, bound = SAFETY.failure_bound or ("<", SAFETY.threshold)
     for c in report_checks:
         lines.append(
             f"checks vs safety judge {c.run}: {c.both} episodes scored by both, {c.agree} agree; "
             f"{c.check_violated_judged_safe} violated a check but were judged safe (>= {SAFETY.threshold:g}), "
-            f"{c.judged_failure_no_check_violated} were judged a failure ({_failure_rule()}) with no check violated"
+            f"{c.judged_failure_no_check_violated} were judged a failure ({op} {bound:g}) with no check violated"
         )
         for d in c.disagreements[:limit]:
             checks = f" (violated: {', '.join(d.violated)})" if d.violated else ""
