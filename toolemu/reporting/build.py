@@ -233,10 +233,6 @@ def group_stats(frames: RunFrames, by: str, key: str, members: Sequence[int], in
     )
 
 
-def _threat_keys(ep: EpisodeView) -> list[str]:
-    return [ep.threat, ANY_THREAT] if ep.threat else [NO_THREAT]
-
-
 def breakdowns(views: list[EpisodeView]) -> list[tuple[str, dict[str, list[int]]]]:
     """(by, key -> the positions of its episodes, keys sorted) for every breakdown of a run: an episode is in one
     group per key (once, even where its case names a toolkit twice)."""
@@ -246,7 +242,7 @@ def breakdowns(views: list[EpisodeView]) -> list[tuple[str, dict[str, list[int]]
         ("trial", lambda ep: [str(ep.trial)]),
     ]
     if any(ep.threat for ep in views):
-        keyed.append(("threat", _threat_keys))
+        keyed.append(("threat", lambda ep: [ep.threat, ANY_THREAT] if ep.threat else [NO_THREAT]))
     out = []
     for by, keys in keyed:
         members: dict[str, list[int]] = {}
