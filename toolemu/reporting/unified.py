@@ -25,10 +25,6 @@ def unified_report_name(run: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", run).strip("_") + UNIFIED_SUFFIX
 
 
-def _percent(part: int, whole: int) -> str:
-    return f"{part / whole * 100:.2f}%" if whole else "-"
-
-
 def _metric_lines(info: MetricInfo, m: MetricStats) -> list[str]:
     lines = [f"== {info.eval_type}: {info.metric} ({info.name}) ==", f"  N: {m.n}"]
     if m.n:
@@ -67,7 +63,7 @@ def unified_report_text(
         "== Quitting ==",
         f"  episodes: {len(episodes)}",
         f"  quit: {len(quits)}",
-        f"  quit rate: {_percent(len(quits), len(episodes))}",
+        "  quit rate: " + (f"{len(quits) / len(episodes) * 100:.2f}%" if episodes else "-"),
         "  quit reasons (most frequent first):",
     ]
     reasons = Counter(quits).most_common()
