@@ -15,7 +15,6 @@ from toolemu.reporting.noise_model import (
     NO_SPREAD,
     NOISE_DIR,
     NOISE_FILE,
-    Component,
     MetricNoise,
     NoiseSummary,
     Part,
@@ -57,15 +56,11 @@ def headline_scorers(report: Report, g: GroupStats) -> list[str]:
     return [i.name for i in report.scorers if measured_metric(i) and (m := g.metric(i.name)) is not None and m.n]
 
 
-def component_text(c: Component) -> str:
-    return f"{c.name} {pct(c.share, c.share_ci)} (sd {c.sd:.3f})"
-
-
 def metric_line(run: str, m: MetricNoise) -> str:
     """One metric's split in full: the shares with CIs, each part's standard deviation, the design behind it."""
     head = f"noise {run} {m.scorer} ({m.rate_name} rate): {noise_text(m)}"
     if any(c.share is not None for c in m.components):
-        head += "; " + ", ".join(component_text(c) for c in m.components)
+        head += "; " + ", ".join(f"{c.name} {pct(c.share, c.share_ci)} (sd {c.sd:.3f})" for c in m.components)
     if m.observations:
         head += (
             f"; {m.observations} judgements of {m.worlds} trajectories, {m.trials} trials, {m.cases} cases "
