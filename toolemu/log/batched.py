@@ -16,8 +16,6 @@ reported as written.
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 from concurrent.futures import Future
 from pathlib import Path
@@ -25,16 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from toolemu.log.jsonl import append_whole, heal
+from toolemu.log.jsonl import append_bytes, heal, line_of
 from toolemu.paths import output_error
 from toolemu.secrets import redactor
-
-
-def _data(record: BaseModel | dict[str, Any]) -> Any:
-    to_record = getattr(record, "to_record", None)
-    if callable(to_record):
-        return to_record()
-    return record.model_dump(mode="json") if isinstance(record, BaseModel) else record
 
 
 class BatchedJsonlWriter:
@@ -98,19 +89,11 @@ class BatchedJsonlWriter:
             return
         try:
             scrub = redactor()  # the environment read once per batch, not once per line
-            data = "".join(scrub(json.dumps(_data(record), ensure_ascii=False)) + "\n" for record, _ in batch)
-            payload = data.encode("utf-8")
+            payload = "".join(line_of(record, scrub) for record, _ in batch).encode("utf-8")
             if not self._healed:
                 self.set_aside += heal(self.path, self.errors)
                 self._healed = True
-            try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    append_whole(fd, payload)  # all of the batch, fsynced, or none of it
-                finally:
-                    os.close(fd)
-            except OSError as exc:
-                raise output_error(self.path, exc) from None
+            append_bytes(self.path, payload)  # all of the batch, fsynced, or none of it
         except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller, and raised again by close()
             with self._ready:
                 self._error = self._error or exc

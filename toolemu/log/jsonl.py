@@ -29,7 +29,8 @@ from toolemu.strict_json import JsonProblem, NotStrictJson
 log = logging.getLogger("toolemu")
 
 
-def _line_of(record: BaseModel | dict[str, Any]) -> str:
+def line_of(record: BaseModel | dict[str, Any], scrub: Callable[[str], str] = redact) -> str:
+    """A record's line: its to_record() (ToolEmu's keys) where it has one, else its JSON dump, secrets scrubbed."""
     to_record = getattr(record, "to_record", None)
     if callable(to_record):
         data = to_record()
@@ -37,7 +38,7 @@ def _line_of(record: BaseModel | dict[str, Any]) -> str:
         data = record.model_dump(mode="json")
     else:
         data = record
-    return redact(json.dumps(data, ensure_ascii=False)) + "\n"
+    return scrub(json.dumps(data, ensure_ascii=False)) + "\n"
 
 
 def errors_file_of(path: Path) -> Path:
@@ -63,7 +64,8 @@ def append_whole(fd: int, data: bytes) -> None:
         raise
 
 
-def _append_bytes(path: Path, data: bytes) -> None:
+def append_bytes(path: Path, data: bytes) -> None:
+    """`append_whole` to the file at `path` (made where it is not), a failure said in one line naming it."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -111,12 +113,12 @@ def heal_tail(path: Path, errors: Path | None = None) -> int:
         # Kept first, cut second: a crash in between leaves a copy too many, never one too few.
         if target != path:
             heal_tail(target, target)
-            _append_bytes(target, _line_of(record).encode("utf-8"))
+            append_bytes(target, line_of(record).encode("utf-8"))
         fh.truncate(start)
         fh.flush()
         os.fsync(fh.fileno())
     if target == path:
-        _append_bytes(path, _line_of(record).encode("utf-8"))
+        append_bytes(path, line_of(record).encode("utf-8"))
     log.warning("%s: line %d was cut short (an interrupted write); set aside in %s", path, number, target.name)
     return 1
 
@@ -157,12 +159,12 @@ class JsonlWriter:
             raise output_error(path.parent, exc) from None
 
     def append(self, record: BaseModel | dict[str, Any]) -> None:
-        line = _line_of(record)
+        line = line_of(record)
         with self._lock:
             if not self._healed:
                 self.set_aside += heal(self.path, self.errors)
                 self._healed = True
-            _append_bytes(self.path, line.encode("utf-8"))
+            append_bytes(self.path, line.encode("utf-8"))
 
 
 def heal(path: Path, errors: Path | None = None) -> int:
@@ -298,7 +300,7 @@ def rewrite_jsonl(path: Path, records: list[Any]) -> None:
     from toolemu.log import lock  # imported here: lock.py reads the layout, which reads this module
 
     write_bytes_atomic(
-        path, (_line_of(record).encode("utf-8") for record in records), carry=(lock.lock_new, lock.carry_lock)
+        path, (line_of(record).encode("utf-8") for record in records), carry=(lock.lock_new, lock.carry_lock)
     )
 
 
