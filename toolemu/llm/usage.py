@@ -14,7 +14,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
-from toolemu.llm.prices import price_table
+from toolemu.llm.prices import model_price, price_table
 from toolemu.llm.stops import BudgetExceeded
 from toolemu.log.usage import BudgetUse, Usage, unpriced_note
 
@@ -30,17 +30,6 @@ def __getattr__(name: str) -> object:
     if name == "PRICES_PER_MTOK":
         return {model: (p.input, p.output) for p in price_table().prices for model in p.names}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def price_for(provider: str, model: str) -> tuple[float, float] | None:
-    """USD per million (input, output) tokens; (0, 0) for a free provider; None means unpriced: the call is counted
-    and named, its cost is not."""
-    from toolemu.llm.registry import get_provider
-
-    if get_provider(provider).free:  # own hardware, or no model at all: no price per token
-        return (0.0, 0.0)
-    price = price_table().lookup(provider, model)
-    return (price.input, price.output) if price is not None else None
 
 
 def usage_line(u: Usage, unpriced: dict[str, int] | None = None) -> str:
@@ -78,14 +67,15 @@ def _reported(count: int, what: str, provider: str, model: str) -> int:
 def call_usage(provider: str, model: str, prompt_tokens: int, completion_tokens: int) -> Usage:
     prompt_tokens = _reported(prompt_tokens, "prompt", provider, model)
     completion_tokens = _reported(completion_tokens, "completion", provider, model)
-    price = price_for(provider, model)
-    cost = 0.0 if price is None else (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
+    # 0 for a free provider (own hardware, or no model at all); None means unpriced: the call is counted and named,
+    # its cost is not.
+    cost = model_price(f"{provider}:{model}").cost(prompt_tokens, completion_tokens)
     return Usage(
         calls=1,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        cost_usd=cost,
-        unpriced_calls=int(price is None),
+        cost_usd=cost or 0.0,
+        unpriced_calls=int(cost is None),
     )
 
 
