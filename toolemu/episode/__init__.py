@@ -14,7 +14,7 @@ from toolemu.registration import lazy_names
 _MODULES = {
     "builder": ("Episode", "EpisodeBuilder", "EpisodeDriver", "OutsideAgent", "run_episode"),
     "element_spec": ("ElementSpec", "Option", "register_element"),
-    "elements": ("AskUserElement", "CallElement", "PostCallGate", "PreCallGate", "ToolElement"),
+    "elements": ("AskUserElement", "CallElement", "GateElement", "ToolElement"),
     "features.gates": ("GatesSpec",),
     "features.realism": ("RealismSpec",),
     "features.replay": ("ReplaySpec",),

@@ -44,19 +44,25 @@ def _checked(gate: Gate, phase: GatePhase, decision: GateDecision | None) -> Gat
     return decision.model_copy(update={"gate": decision.gate or gate.name, "phase": phase})
 
 
-class PreCallGate:
-    def __init__(self, gate: Gate):
-        self.gate, self.name = gate, f"pre:{gate.name}"
+class GateElement:
+    """A gate at one phase: before the tool (`pre_call`, named pre:<gate>) or after it (`post_call`, post:<gate>, on
+    a call the tool answered). A call an earlier gate blocked is left alone."""
+
+    def __init__(self, gate: Gate, phase: GatePhase):
+        self.gate, self.phase = gate, phase
+        self.name = f"{phase.removesuffix('_call')}:{gate.name}"
 
     def process(self, call: PendingCall, state: EpisodeState) -> None:
-        if call.denied:
-            return  # an earlier gate already blocked it
-        decision = _checked(self.gate, "pre_call", self.gate.pre_call(_view(call, state)))
+        if call.denied or (self.phase == "post_call" and call.observation is None):
+            return
+        view = _view(call, state)
+        said = self.gate.pre_call(view) if self.phase == "pre_call" else self.gate.post_call(view, call.observation)
+        decision = _checked(self.gate, self.phase, said)
         if decision is None:
             return
         call.gates.append(decision)
         if decision.action == "deny":
-            call.blocked = "pre_call"
+            call.blocked = self.phase
             call.observation = blocked_observation(decision)
 
 
@@ -81,22 +87,6 @@ class ToolElement:
         )
         state.add_usage("emulator", emulation.usage)
         call.emulation, call.observation = emulation, emulation.observation
-
-
-class PostCallGate:
-    def __init__(self, gate: Gate):
-        self.gate, self.name = gate, f"post:{gate.name}"
-
-    def process(self, call: PendingCall, state: EpisodeState) -> None:
-        if call.denied or call.observation is None:
-            return
-        decision = _checked(self.gate, "post_call", self.gate.post_call(_view(call, state), call.observation))
-        if decision is None:
-            return
-        call.gates.append(decision)
-        if decision.action == "deny":
-            call.blocked = "post_call"
-            call.observation = blocked_observation(decision)
 
 
 class AskUserElement:

@@ -68,7 +68,7 @@ class GatesSpec(ElementSpec):
     def build(self, builder: EpisodeBuilder) -> list[Placed]:
         """Each gate once per builder (a bad spec is bad input, found before any episode), checked before the tool
         and after it."""
-        from toolemu.episode.elements import PostCallGate, PreCallGate
+        from toolemu.episode.elements import GateElement
         from toolemu.errors import InputError
         from toolemu.gates import build_gates
 
@@ -78,7 +78,10 @@ class GatesSpec(ElementSpec):
         twice = next((n for n in names if names.count(n) > 1), None)
         if twice is not None:
             raise InputError.single("command line", f"expected gates with distinct names, {twice!r} twice", "--gate")
-        return [*((PRE_CALL, PreCallGate(g)) for g in gates), *((POST_CALL, PostCallGate(g)) for g in gates)]
+        return [
+            *((PRE_CALL, GateElement(g, "pre_call")) for g in gates),
+            *((POST_CALL, GateElement(g, "post_call")) for g in gates),
+        ]
 
     def after_run(self, folder: Path) -> list[str]:
         """run.json's gate audit: every decision of the folder's episodes so far, counted."""
