@@ -23,8 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from toolemu.log.jsonl import append_bytes, heal, line_of
-from toolemu.paths import output_error
+from toolemu.log.jsonl import JsonlWriter, line_of
 from toolemu.secrets import redactor
 
 
@@ -33,13 +32,7 @@ class BatchedJsonlWriter:
 
     def __init__(self, path: Path, errors: Path | None = None):
         self.path = path
-        self.errors = errors  # where a torn tail is set aside (default: `<stem>.errors.jsonl` beside it)
-        self.set_aside = 0
-        self._healed = False
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise output_error(path.parent, exc) from None
+        self._file = JsonlWriter(path, errors)  # errors: where a torn tail is set aside (default: beside it)
         self._queue: list[tuple[BaseModel | dict[str, Any], Future[None]]] = []
         self._ready = threading.Condition()
         self._closing = False
@@ -89,11 +82,7 @@ class BatchedJsonlWriter:
             return
         try:
             scrub = redactor()  # the environment read once per batch, not once per line
-            payload = "".join(line_of(record, scrub) for record, _ in batch).encode("utf-8")
-            if not self._healed:
-                self.set_aside += heal(self.path, self.errors)
-                self._healed = True
-            append_bytes(self.path, payload)  # all of the batch, fsynced, or none of it
+            self._file.write("".join(line_of(record, scrub) for record, _ in batch).encode("utf-8"))
         except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller, and raised again by close()
             with self._ready:
                 self._error = self._error or exc

@@ -159,12 +159,15 @@ class JsonlWriter:
             raise output_error(path.parent, exc) from None
 
     def append(self, record: BaseModel | dict[str, Any]) -> None:
-        line = line_of(record)
+        self.write(line_of(record).encode("utf-8"))
+
+    def write(self, lines: bytes) -> None:
+        """Append whole lines (a batch of them: BatchedJsonlWriter's), fsynced, or none of them."""
         with self._lock:
             if not self._healed:
                 self.set_aside += heal(self.path, self.errors)
                 self._healed = True
-            append_bytes(self.path, line.encode("utf-8"))
+            append_bytes(self.path, lines)
 
 
 def heal(path: Path, errors: Path | None = None) -> int:
