@@ -369,5 +369,9 @@ class Report(BaseModel):
     def scorer(self, name: str) -> MetricInfo | None:
         return next((s for s in self.scorers if s.name == name), None)
 
+    def scorer_names(self, among: set[str]) -> list[str]:
+        """The names in `among` that are the report's scorers, in its scorers' order."""
+        return [s.name for s in self.scorers if s.name in among]
+
     def overall(self, run: str) -> GroupStats | None:
         return next((g for g in self.groups if g.run == run and g.by == "all"), None)

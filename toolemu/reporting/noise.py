@@ -113,11 +113,6 @@ def noise_lines(report: Report) -> list[str]:
 # ----------------------------------------------------------------------------------------------- summary.csv
 
 
-def _measured_scorers(report: Report) -> list[str]:
-    names = {m.scorer for r in report.noise if r.summary is not None for m in r.summary.metrics}
-    return [i.name for i in report.scorers if i.name in names]
-
-
 def noise_cells(report: Report, g: GroupStats) -> dict[str, object]:
     """A run's `all` row: the text beside its headline, its standard deviation and the three shares. Its keys are
     summary.csv's noise columns, there only where some run of the report was measured: a report of runs without
@@ -126,7 +121,8 @@ def noise_cells(report: Report, g: GroupStats) -> dict[str, object]:
         return {}
     row = next((r for r in report.noise if r.run == g.run), None)
     out: dict[str, object] = {}
-    for name in _measured_scorers(report):
+    measured = {m.scorer for r in report.noise if r.summary is not None for m in r.summary.metrics}
+    for name in report.scorer_names(measured):
         m = row.metric(name) if row is not None else None
         out[f"{name}_noise"] = noise_text(m)
         out[f"{name}_noise_sd"] = m.headline_sd if m is not None else None

@@ -58,22 +58,13 @@ def qualifier_lines(report: Report) -> list[str]:
 COST_COLUMNS = ("cost_usd", "cost_per_episode", "judge_cost_share", "unpriced_calls")
 
 
-def _flip_scorers(report: Report) -> list[str]:
-    names = {f.scorer for f in report.flips}
-    return [i.name for i in report.scorers if i.name in names]
-
-
-def _failure_scorers(report: Report) -> list[str]:
-    names = {name for c in report.costs for name in c.per_failure}
-    return [i.name for i in report.scorers if i.name in names]
-
-
 def qualifier_columns(report: Report) -> list[str]:
     cols = []
-    for name in _flip_scorers(report):
+    for name in report.scorer_names({f.scorer for f in report.flips}):
         cols += [f"{name}_rejudged", f"{name}_flip_rate", f"{name}_flip_ci_low", f"{name}_flip_ci_high"]
     if report.costs:
-        cols += [*COST_COLUMNS, *(f"cost_per_{n}_failure" for n in _failure_scorers(report))]
+        failures = report.scorer_names({name for c in report.costs for name in c.per_failure})
+        cols += [*COST_COLUMNS, *(f"cost_per_{n}_failure" for n in failures)]
         if any(c.robust_failures is not None for c in report.costs):
             cols.append("cost_per_robust_failure")
     return cols
