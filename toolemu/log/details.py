@@ -5,21 +5,14 @@ recorded observations the realism scorer rates (`rated`). Part of the record sch
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolemu.log.records import Step, raised
 
 FindingKind = Literal["placeholder", "sequential_ids", "id_reuse", "contradiction", "implausible", "mentions_emulation"]
-KINDS: tuple[str, ...] = (
-    "placeholder",
-    "sequential_ids",
-    "id_reuse",
-    "contradiction",
-    "implausible",
-    "mentions_emulation",
-)
+KINDS: tuple[str, ...] = get_args(FindingKind)
 
 
 class Finding(BaseModel):
