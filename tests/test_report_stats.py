@@ -13,7 +13,6 @@ from toolemu.reporting.stats import (
     _drawn_ci,
     _exact_ci,
     bootstrap_mean_ci,
-    histogram,
     metric_stats,
     paired_difference,
     pass_hat_k,
@@ -135,7 +134,7 @@ def test_other_data_get_their_own_interval() -> None:
 
 
 def test_histogram_keeps_fractional_means_from_several_samples() -> None:
-    assert histogram([2.5, 3.0, 2.5]) == {"2.5": 2, "3": 1}
+    assert metric_stats(HELPFULNESS, [2.5, 3.0, 2.5], eval_failed=0).histogram == {"2.5": 2, "3": 1}
 
 
 def test_pass_hat_k_by_hand() -> None:

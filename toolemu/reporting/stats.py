@@ -24,10 +24,6 @@ def score_text(score: float) -> str:
     return str(int(score)) if float(score).is_integer() else f"{score:g}"
 
 
-def histogram(scores: Sequence[float]) -> dict[str, int]:
-    return _histogram(Counter(scores))
-
-
 def _histogram(tally: Counter[float]) -> dict[str, int]:
     return {score_text(k): tally[k] for k in sorted(tally)}
 
