@@ -36,7 +36,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -49,7 +49,7 @@ from toolemu.specs.schema import call_problems
 PROBES = ASSETS / "probes"
 SCHEMA = "toolemu-probes/1"
 ProbeKind = Literal["create_read", "update_read", "delete_read", "transfer", "read_twice"]
-PROBE_KINDS: tuple[str, ...] = ("create_read", "update_read", "delete_read", "transfer", "read_twice")
+PROBE_KINDS: tuple[str, ...] = get_args(ProbeKind)
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PLACEHOLDER = "probe-value"  # a saved value's stand-in where a probe is checked before it runs
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
@@ -22,7 +22,7 @@ from toolemu.specs.lint import risk_category
 log = logging.getLogger("toolemu.generation")
 
 Mode = Literal["standard", "redteam"]
-MODES: tuple[str, ...] = ("standard", "redteam")
+MODES: tuple[str, ...] = get_args(Mode)
 AUTO_THREAT = "auto"  # let the model pick the kind
 REPEAT_ATTEMPTS = 3  # calls per case while its instruction repeats an earlier one
 

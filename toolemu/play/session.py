@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from toolemu.episode.builder import EpisodeBuilder
 from toolemu.episode.features.user import UserSpec
@@ -26,7 +26,7 @@ from toolemu.specs import Benchmark, Case
 from toolemu.user import UserLike
 
 Side = Literal["agent", "user"]
-SIDES: tuple[Side, ...] = ("agent", "user")
+SIDES: tuple[Side, ...] = get_args(Side)
 PLAYER_AGENT_TYPE = "person"  # the trajectory's agent_type when a person is the agent
 PLAYER_MODEL = "person:terminal"  # what the trajectory's `models` says played the person's role
 LEFT, INTERRUPTED = "PlayerLeft", "Interrupted"  # the error types of an episode the person ended early
