@@ -103,7 +103,7 @@ SCORE_CELLS: dict[str, Callable[[Score, int, MetricInfo | None], Any]] = {  # a 
     "scorer_model": lambda s, line, info: s.judge_model,
     # the judge's id (or "unrecorded:<model>" for records written before judges had ids)
     "judge": lambda s, line, info: score_judge(s),
-    "metadata": lambda s, line, info: _json(s.metadata),  # JSON text
+    "metadata": lambda s, line, info: json.dumps(s.metadata, ensure_ascii=False, sort_keys=True),  # JSON text
 }
 EVALUATION_CELLS: dict[str, Callable[[Evaluation, str, MetricInfo], Any]] = {  # a record, its eval type, its scorer
     "eval_type": lambda ev, eval_type, info: eval_type,
@@ -190,10 +190,6 @@ def _episodes(run: LoadedRun) -> Iterator[tuple[dict[str, Any], EpisodeView, Tra
         traj = source.trajectory
         key = {"run": run.info.run, "run_id": _run_id(run, traj), "episode": position}
         yield key | {"case_name": view.case_name, "trial": view.trial}, view, traj
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def _seconds(start: str, end: str) -> float | None:
