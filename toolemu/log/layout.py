@@ -16,6 +16,7 @@ them); every other judge writes its own `@<judge>` file. `eval_files()` lists bo
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,10 +70,17 @@ class FolderListing:
     def __init__(self, names: list[str]):
         self.by_stem: dict[str, list[str]] = {}
         for name in names:
-            at = name.find(EVAL_INFIX)
-            while at != -1:
-                self.by_stem.setdefault(name[:at], []).append(name)
-                at = name.find(EVAL_INFIX, at + 1)
+            for stem in _stems_before_infix(name):
+                self.by_stem.setdefault(stem, []).append(name)
+
+
+def _stems_before_infix(name: str) -> Iterator[str]:
+    """The trajectories' stems a name could be an eval file of: the text before each `_eval_` in it (so a folder of
+    n dumps costs n lookups, not n * n prefix tests)."""
+    at = name.find(EVAL_INFIX)
+    while at != -1:
+        yield name[:at]
+        at = name.find(EVAL_INFIX, at + 1)
 
 
 def eval_files_among(trajectories: Path, names: list[str] | FolderListing, rejudged: bool = False) -> dict[str, Path]:
@@ -108,18 +116,7 @@ def toolemu_dumps_in(directory: Path) -> list[Path]:
     (`<other prefix>_eval_<type>.jsonl`) nor an errors file."""
     files = sorted(p for p in directory.glob("*.jsonl") if p.is_file() and not p.name.endswith(".errors.jsonl"))
     stems = {p.stem for p in files}
-    return [p for p in files if not _is_eval_of_any(p.stem, stems)]
-
-
-def _is_eval_of_any(stem: str, stems: set[str]) -> bool:
-    """Whether `stem` is `<another stem>_eval_<type>`: looked up at each `_eval_` in it, so a folder of n dumps
-    costs n lookups, not n * n prefix tests."""
-    at = stem.find(EVAL_INFIX)
-    while at >= 0:
-        if stem[:at] in stems:
-            return True
-        at = stem.find(EVAL_INFIX, at + 1)
-    return False
+    return [p for p in files if not any(stem in stems for stem in _stems_before_infix(p.stem))]
 
 
 def runs_in(path: Path) -> list[Path]:
