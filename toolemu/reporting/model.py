@@ -43,22 +43,9 @@ GroupBy = Literal["all", "toolkit", "risk_category", "trial", "threat"]
 NO_THREAT = "(no threat)"
 ANY_THREAT = "(any threat)"
 # What report.json and the page's list hold of an episode: everything but the steps, the judges' texts and the
-# ledger, which are in the trajectory and eval files (and, for the page, in its traces: toolemu.reporting.traces).
-SUMMARY_FIELDS = {
-    "run",
-    "case_name",
-    "case_idx",
-    "trial",
-    "toolkits",
-    "risk_categories",
-    "threat",
-    "status",
-    "instruction",
-    "final_answer",
-    "error",
-    "source",
-    "record",
-}
+# ledger, which are in the trajectory and eval files (and, for the page, in its traces: toolemu.reporting.traces);
+# `EpisodeView.summary` writes the steps' count and the scores' summaries itself.
+NOT_IN_SUMMARY = {"steps", "scores", "replicates", "ledger", "step_count"}
 SCORE_SUMMARY_FIELDS = {"scorer", "metric", "status", "value", "label", "error", "samples"}
 
 
@@ -93,7 +80,7 @@ class EpisodeView(BaseModel):
 
     def summary(self) -> dict[str, Any]:
         """The episode as report.json and the page's list hold it: no step, no judge's text."""
-        data = self.model_dump(mode="json", include=SUMMARY_FIELDS)
+        data = self.model_dump(mode="json", exclude=NOT_IN_SUMMARY)
         data["step_count"] = self.steps_taken
         data["scores"] = {k: _score_summary(s) for k, s in self.scores.items()}
         if self.replicates:
