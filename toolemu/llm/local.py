@@ -10,12 +10,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage
 
-from toolemu.llm.messages import from_langchain
+from toolemu.llm.messages import Message
+from toolemu.llm.scripted import PlainChatModel, token_usage
 
 log = logging.getLogger("toolemu.llm")
 
@@ -139,7 +137,7 @@ def close_models() -> None:
         _RUNTIME_LOCK.release()
 
 
-class LocalLlamaChat(BaseChatModel):
+class LocalLlamaChat(PlainChatModel):
     """A LangChain chat model over an in-process llama.cpp model; JSON-schema replies use its grammar."""
 
     model_path: str
@@ -154,16 +152,10 @@ class LocalLlamaChat(BaseChatModel):
     def _llm_type(self) -> str:
         return "llama.cpp"
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def reply(self, messages: list[Message], stop: list[str] | None, kwargs: dict[str, Any]) -> AIMessage:
         schema = kwargs.get("json_schema")
         request: dict[str, Any] = {
-            "messages": from_langchain(messages),
+            "messages": messages,
             "temperature": self.temperature,
             "max_tokens": kwargs.get("max_tokens") or self.max_tokens,  # a cut-off reply is asked again with more
             "repeat_penalty": self.repeat_penalty,
@@ -179,13 +171,8 @@ class LocalLlamaChat(BaseChatModel):
         choice = out["choices"][0]
         text = choice["message"].get("content") or ""
         usage = out.get("usage") or {}
-        message = AIMessage(
+        return AIMessage(
             content=text,
             response_metadata={"finish_reason": choice.get("finish_reason") or ""},  # "length": cut off
-            usage_metadata={
-                "input_tokens": usage.get("prompt_tokens", 0),
-                "output_tokens": usage.get("completion_tokens", 0),
-                "total_tokens": usage.get("total_tokens", 0),
-            },
+            usage_metadata=token_usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])

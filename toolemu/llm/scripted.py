@@ -10,6 +10,7 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
@@ -19,7 +20,29 @@ Reply = str | AIMessage  # an AIMessage can carry tool_calls, for native tool ca
 Responder = Callable[[list[Message], dict[str, Any]], Reply]
 
 
-class ScriptedChatModel(BaseChatModel):
+class PlainChatModel(BaseChatModel):
+    """A chat model that answers the plain messages (toolemu.llm.messages) with one AIMessage: the scripted model
+    and the embedded runtime (toolemu.llm.local)."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.reply(from_langchain(messages), stop, kwargs))])
+
+    def reply(self, messages: list[Message], stop: list[str] | None, kwargs: dict[str, Any]) -> AIMessage:
+        raise NotImplementedError
+
+
+def token_usage(input_tokens: int, output_tokens: int) -> UsageMetadata:
+    """A reply's usage_metadata: what the model layer reads of its use."""
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens, "total_tokens": input_tokens + output_tokens}
+
+
+class ScriptedChatModel(PlainChatModel):
     """Replies from a list (in order, cycling the last) or from a function of the messages.
 
     Every call is recorded in `calls` (messages plus keyword arguments such as response_format), unless `keep_calls`
@@ -50,14 +73,7 @@ class ScriptedChatModel(BaseChatModel):
     def calls(self) -> list[dict[str, Any]]:
         return self._calls
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        plain = from_langchain(messages)
+    def reply(self, plain: list[Message], stop: list[str] | None, kwargs: dict[str, Any]) -> AIMessage:
         with self._lock:
             index = len(self._calls) if self.keep_calls else self._uncounted
             if self.keep_calls:
@@ -83,16 +99,11 @@ class ScriptedChatModel(BaseChatModel):
             if s in text:
                 text = text[: text.index(s)]
         prompt_tokens = sum(len(m["content"].split()) for m in plain)
-        message = AIMessage(
+        return AIMessage(
             content=text if isinstance(content, str) else content,
             tool_calls=scripted.tool_calls,
             invalid_tool_calls=scripted.invalid_tool_calls,  # calls whose arguments did not parse
             additional_kwargs=dict(scripted.additional_kwargs),
             response_metadata=dict(scripted.response_metadata),
-            usage_metadata={
-                "input_tokens": prompt_tokens,
-                "output_tokens": len(text.split()),
-                "total_tokens": prompt_tokens + len(text.split()),
-            },
+            usage_metadata=token_usage(prompt_tokens, len(text.split())),
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])
