@@ -9,7 +9,6 @@ answers, and write one certificate per (toolkit, emulator model, emulator type).
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,8 +27,8 @@ from toolemu.fidelity.score import score_probe
 from toolemu.fidelity.script import ProbeAgent
 from toolemu.llm import LLMSettings, build_chat_model, build_hub
 from toolemu.llm.model import ChatFactory
-from toolemu.log import Trajectory
-from toolemu.log.jsonl import write_text_atomic
+from toolemu.log import TRAJECTORIES, Trajectory
+from toolemu.log.jsonl import line_of, write_text_atomic
 from toolemu.log.model import ModelDescription
 from toolemu.paths import output_dir
 from toolemu.pool import PoolOutcome, Recorded, run_pool
@@ -41,7 +40,6 @@ from toolemu.specs.models import Case, Toolkit
 from toolemu.specs.version import content_hash, identify, toolkit_hashes
 
 PAGE_FILE = "fidelity.md"
-TRAJECTORIES_FILE = "trajectories.jsonl"
 JUDGE_ROLE = "evaluator"
 
 
@@ -207,9 +205,8 @@ def certify_emulator(
     for kind in simulator_types:
         file.certificates += _certificates(builders[kind], kind, items, done, probe_files, hashes)
     trajectories = [done[n][0] for n in sorted(done)]
-    lines = "".join(json.dumps(t.to_record(), ensure_ascii=False) + "\n" for t in trajectories)
     # Scrubbed of secrets as every record is (a model may echo a key); each file whole or not at all.
-    write_text_atomic(out / TRAJECTORIES_FILE, redact(lines), "--out")
+    write_text_atomic(out / TRAJECTORIES, "".join(map(line_of, trajectories)), "--out")
     write_text_atomic(out / FIDELITY_FILE, redact(file.model_dump_json(indent=1)) + "\n", "--out")
     write_text_atomic(out / PAGE_FILE, redact(page_section(file)), "--out")
     errored = sum(t.status == "error" for t in trajectories)
