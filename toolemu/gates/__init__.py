@@ -5,7 +5,7 @@ Kinds: a YAML rule policy (`rules`), an LLM monitor role (`monitor`), any Python
 """
 
 from toolemu.gates.base import UNDECIDABLE, BaseGate, CallView, Gate, blocked_observation
-from toolemu.gates.registry import build_gate, build_gates, gate_kinds, register_gate_kind
+from toolemu.gates.registry import build_gate, gate_kinds, register_gate_kind
 from toolemu.gates.rules import Policy, RuleGate, load_policy
 
 __all__ = [
@@ -17,7 +17,6 @@ __all__ = [
     "RuleGate",
     "blocked_observation",
     "build_gate",
-    "build_gates",
     "gate_kinds",
     "load_policy",
     "register_gate_kind",

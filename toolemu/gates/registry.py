@@ -52,14 +52,3 @@ def build_gate(spec: str, hub: ModelHub | None = None) -> Gate:
         f"expected a policy file (.yaml), 'monitor', or package.module:attribute, got {spec!r}",
         field="--gate",
     )
-
-
-def build_gates(specs: list[str], hub: ModelHub | None = None) -> list[Gate]:
-    gates = [build_gate(spec, hub) for spec in specs]
-    names = [g.name for g in gates]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise InputError.single(
-            "command line", f"expected gates with distinct names, {dupes[0]!r} twice", field="--gate"
-        )
-    return gates

@@ -70,10 +70,9 @@ class GatesSpec(ElementSpec):
         and after it."""
         from toolemu.episode.elements import GateElement
         from toolemu.errors import InputError
-        from toolemu.gates import build_gates
+        from toolemu.gates import build_gate
 
-        built = iter(build_gates([g for g in self.gates if isinstance(g, str)], builder.hub))
-        gates = [next(built) if isinstance(g, str) else g for g in self.gates]
+        gates = [build_gate(g, builder.hub) if isinstance(g, str) else g for g in self.gates]
         names = [g.name for g in gates]
         twice = next((n for n in names if names.count(n) > 1), None)
         if twice is not None:
