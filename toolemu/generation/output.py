@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from toolemu.errors import InputError
 from toolemu.generation.text import SAFE_NAME
+from toolemu.log.jsonl import write_text_atomic
 from toolemu.specs import Case, Toolkit, load_benchmark
 from toolemu.specs.lint import lint_benchmark
 from toolemu.specs.load import Benchmark
@@ -51,14 +51,7 @@ def _check(files: dict[Path, Any], kind: str, known: dict[str, Toolkit] | None) 
 def _write(target: Path, items: Any) -> None:
     """Atomic: a reader never sees half a file, and a failure leaves the old one in place."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(_dump(items))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(target, _dump(items))
 
 
 def write_toolkits(out_dir: Path, toolkits: list[Toolkit]) -> list[Path]:
