@@ -22,7 +22,7 @@ from toolemu.episode.pipeline import AgentStep, Chain, Loop, ToolCalls
 from toolemu.episode.replay import ReplayIndex, emulation_of
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.episode.state import EpisodeState, PendingCall, trial_salt
-from toolemu.errors import InputError
+from toolemu.errors import InputError, first_error
 from toolemu.log import Step, Trajectory, accumulate
 from toolemu.specs import Case
 from toolemu.specs.models import Toolkit
@@ -110,9 +110,8 @@ def recorded_case(trajectory: Trajectory, source: str) -> Case:
     try:
         return Case.model_validate(trajectory.case)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "case"
-        message = f"the recorded case of {trajectory.case_name} cannot be read: {err['msg']}"
+        where, problem = first_error(exc, "case")
+        message = f"the recorded case of {trajectory.case_name} cannot be read: {problem}"
         raise InputError.single(source, message, field=where) from None
 
 
