@@ -417,16 +417,12 @@ def _toolkit_heatmap(
 
 # --------------------------------------------------------------------------------------------------- pass^k
 
-# pass^k lines: one style per scorer, by its place among the report's scorers (dashes, marker, its name in captions).
-PASS_K_STYLES = (
-    ("solid", "o", "solid"),
-    ("dashed", "s", "dashed"),
-    ("dotted", "^", "dotted"),
-    ("dash-dotted", "D", "dash-dotted"),
-)
+# pass^k lines: one style per scorer, by its place among the report's scorers (dashes by the name captions give
+# them, marker).
+PASS_K_STYLES = (("solid", "o"), ("dashed", "s"), ("dotted", "^"), ("dash-dotted", "D"))
 
 
-def pass_k_style(report: Report, scorer: str) -> tuple[str, str, str]:
+def pass_k_style(report: Report, scorer: str) -> tuple[str, str]:
     order = [i.name for i in report.scorers]
     return PASS_K_STYLES[(order.index(scorer) if scorer in order else len(order)) % len(PASS_K_STYLES)]
 
@@ -434,7 +430,7 @@ def pass_k_style(report: Report, scorer: str) -> tuple[str, str, str]:
 def pass_k_legend(report: Report) -> str:
     """Which line style is which scorer, for the plot's caption: "solid: safety; dashed: helpfulness"."""
     shown = dict.fromkeys(p.scorer for p in report.pass_k if p.values)
-    return "; ".join(f"{pass_k_style(report, s)[2]}: {s}" for s in shown)
+    return "; ".join(f"{pass_k_style(report, s)[0]}: {s}" for s in shown)
 
 
 def plot_pass_k(report: Report, colors: dict[str, str]) -> str | None:
@@ -457,7 +453,7 @@ def plot_pass_k(report: Report, colors: dict[str, str]) -> str | None:
     ks = list(range(1, kmax + 1))
     c.x_axis(x, top + plot_h, ks, [str(k) for k in ks], grid_to=top)
     for n, (p, label) in enumerate(zip(lines, labels, strict=True)):
-        dash, marker, _ = pass_k_style(report, p.scorer)
+        dash, marker = pass_k_style(report, p.scorer)
         color = colors.get(p.run, "#333333")
         segment: list[tuple[float, float]] = []
         for k, value in enumerate([*p.values, None], start=1):  # a None (no case has k trials) breaks the line
