@@ -45,11 +45,11 @@ def gates() -> None:
 
 
 def agents() -> None:
-    from toolemu.agents.registry import react_agent, register_agent, register_agent_kind, tools_agent
+    from toolemu.agents.registry import ours_in, register_agent, register_agent_kind
     from toolemu.mcp.command import AGENT_KIND, command_agent
 
-    register_agent("react")(react_agent)
-    register_agent("tools")(tools_agent)
+    register_agent("react")(ours_in("react"))
+    register_agent("tools")(ours_in("tools"))
     register_agent_kind(AGENT_KIND)(command_agent)
 
 

@@ -71,14 +71,10 @@ def agent_names() -> list[str]:
     return [*_AGENTS, *(f"{prefix}:..." for prefix in _KINDS)]
 
 
-def react_agent(setup: AgentSetup) -> AgentLike:
-    """Ours, as ReAct text: ToolEmu's scratchpad (its results stay comparable)."""
-    return Agent(setup.model, setup.agent_type, "react", setup.policy)
-
-
-def tools_agent(setup: AgentSetup) -> AgentLike:
-    """Ours, with native tool calls where the provider has them (a JSON reply naming the tool where not)."""
-    return Agent(setup.model, setup.agent_type, "tools", setup.policy)
+def ours_in(agent_format: str) -> AgentFactory:
+    """Ours in one format, whatever --agent-format says: `react`, ToolEmu's scratchpad (its results stay comparable),
+    or `tools`, native tool calls where the provider has them (a JSON reply naming the tool where not)."""
+    return lambda setup: Agent(setup.model, setup.agent_type, agent_format, setup.policy)
 
 
 def default_agent(setup: AgentSetup) -> AgentLike:
