@@ -246,11 +246,7 @@ def merge_runs(paths: list[Path], out: Path) -> MergeResult:
     with run_lock(out / TRAJECTORIES):
         out_run = out / RUN_FILE
         rewrite_jsonl(out / TRAJECTORIES, merged)
-        errors_path = out / RETRIED_ERRORS
-        if extra:
-            rewrite_jsonl(errors_path, extra)
-        elif errors_path.exists():
-            errors_path.unlink()  # left by an earlier merge into the same --out
+        rewrite_jsonl(out / RETRIED_ERRORS, extra, remove_empty=True)  # not an earlier merge's into the same --out
         meta = RunMeta.model_validate(
             {
                 "run_id": run_id,

@@ -130,9 +130,5 @@ def merge_dumps(paths: list[Path], out: Path) -> DumpMergeResult:
         rewrite_jsonl(result.trajectory_file, trajectories)
         for eval_type, records in evaluations.items():
             rewrite_jsonl(out / f"{label}_eval_{eval_type}.jsonl", records)
-        errors_path = out / f"{label}.errors.jsonl"
-        if errors:
-            rewrite_jsonl(errors_path, errors)
-        elif errors_path.exists():
-            errors_path.unlink()
+        rewrite_jsonl(out / f"{label}.errors.jsonl", errors, remove_empty=True)
     return result

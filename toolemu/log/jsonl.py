@@ -297,11 +297,15 @@ def read_jsonl(path: Path, scrub: Callable[[str], str] | None = None) -> list[di
     return content.records
 
 
-def rewrite_jsonl(path: Path, records: list[Any]) -> None:
+def rewrite_jsonl(path: Path, records: list[Any], *, remove_empty: bool = False) -> None:
     """Replace a JSONL file atomically (write a sibling, then rename). A run's locked trajectories file stays locked:
-    the new file is locked before it takes the old one's place (toolemu.log.lock)."""
+    the new file is locked before it takes the old one's place (toolemu.log.lock). `remove_empty`: no records
+    removes the file instead (an errors file an earlier write left, that would now tell of lines no longer there)."""
     from toolemu.log import lock  # imported here: lock.py reads the layout, which reads this module
 
+    if remove_empty and not records:
+        path.unlink(missing_ok=True)
+        return
     write_bytes_atomic(
         path, (line_of(record).encode("utf-8") for record in records), carry=(lock.lock_new, lock.carry_lock)
     )
