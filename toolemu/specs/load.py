@@ -73,13 +73,6 @@ class Benchmark:
         return list(unique.values())
 
 
-def _field_path(loc: Iterable[Any]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _expected(err: dict[str, Any]) -> str:
     if err["type"] == "missing":
         return "expected a value, but it is missing"
@@ -162,7 +155,7 @@ def _parse_item(path: Path, index: int, obj: Any, problems: list[Problem]) -> To
         return model.model_validate(obj)
     except ValidationError as exc:
         for err in exc.errors():
-            problems.append(Problem(str(path), _expected(err), label, _field_path(err["loc"])))
+            problems.append(Problem(str(path), _expected(err), label, strict_json.where(err["loc"])))
         return None
 
 
