@@ -95,10 +95,7 @@ class TokenProfile(BaseModel):
 
 @functools.cache
 def shipped_profile() -> TokenProfile:
-    return read_profile(Path(str(resources.files("toolemu.reporting") / PROFILE_FILE)))
-
-
-def read_profile(path: Path) -> TokenProfile:
+    path = Path(str(resources.files("toolemu.reporting") / PROFILE_FILE))
     try:
         return TokenProfile.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
