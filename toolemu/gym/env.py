@@ -35,7 +35,6 @@ from toolemu.episode.element_spec import ElementSpec
 from toolemu.episode.spec import EpisodeSpec
 from toolemu.episode.state import PendingCall
 from toolemu.episode.steps import step_of
-from toolemu.errors import InputError
 from toolemu.gym.actions import ActionError, RefusedCall, parse_action, turn_of
 from toolemu.llm import LLMSettings, ModelHub, build_hub
 from toolemu.log import MAX_ITERATIONS_OUTPUT, EpisodeError, Evaluation
@@ -46,7 +45,7 @@ from toolemu.log.model import ModelDescription
 from toolemu.paths import DEFAULT_MAX_ITERATIONS
 from toolemu.prompts.agent import policy_text
 from toolemu.scorers import Scorer, ScoringContext, get_scorer, score_trajectory
-from toolemu.specs import Case, load_cases
+from toolemu.specs import load_cases
 
 MAX_TEXT = 1 << 20  # characters in one observation or action: far above any tool spec, output or answer
 CHARSET = string.printable
@@ -124,7 +123,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         if isinstance(case_names, str):  # one name, not its letters
             case_names = [case_names]
         names = [case] if case else list(case_names or [c.name for c in self.bench.cases])
-        self.cases = [self._case(name) for name in names]
+        self.cases = [self.bench.case_named(name, "gym", "case") for name in names]
         if not self.cases:
             raise ValueError("expected at least one case to play")
         self.scorer = get_scorer(reward_scorer) if reward_scorer else None
@@ -144,12 +143,6 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         self._episode: Episode | None = None
         self._done = True
 
-    def _case(self, name: str) -> tuple[int, Case]:
-        for index, case in enumerate(self.bench.cases):
-            if case.name == name:
-                return index, case
-        raise InputError.single("gym", f"expected the name of a loaded case, got {name!r}", field="case")
-
     def _trial(self, name: str) -> int:
         """The next trial of the case: past those in the run folder, else past this environment's own."""
         trial = self.folder.next_trial(name) if self.folder else self._trials.get(name, 0)
@@ -163,7 +156,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         if unknown:
             raise ValueError(f"expected only the option 'case', got {unknown}")
         if options.get("case"):
-            case_idx, case = self._case(options["case"])
+            case_idx, case = self.bench.case_named(options["case"], "gym", "case")
         else:
             case_idx, case = self.cases[int(self.np_random.integers(len(self.cases)))]
         self._episode = self.builder.start(case, case_idx, self._trial(case.name), agent=OutsideAgent(AGENT_FORMAT))

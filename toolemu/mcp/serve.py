@@ -86,11 +86,7 @@ def toolkit_case(kits: Sequence[Toolkit]) -> Case:
 def serve_target(bench: Benchmark, case_name: str | None, toolkit_names: Sequence[str]) -> tuple[int, Case, Benchmark]:
     """The case to serve: the named one of `bench`, else one made for the named toolkits (or all loaded ones)."""
     if case_name is not None:
-        for index, case in enumerate(bench.cases):
-            if case.name == case_name:
-                return index, case, bench
-        known = ", ".join(c.name for c in bench.cases[:5])
-        raise InputError.single("command line", f"expected the name of a loaded case (e.g. {known})", field="--case")
+        return (*bench.case_named(case_name, field="--case"), bench)
     unknown = [n for n in toolkit_names if n not in bench.toolkits]
     if unknown:
         raise InputError.single(

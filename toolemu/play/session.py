@@ -12,7 +12,6 @@ from typing import Literal, get_args
 from toolemu.episode.builder import EpisodeBuilder
 from toolemu.episode.features.user import UserSpec
 from toolemu.episode.spec import EpisodeSpec
-from toolemu.errors import InputError
 from toolemu.llm import ModelHub
 from toolemu.log import Trajectory
 from toolemu.log.episode_folder import EpisodeFolder
@@ -22,7 +21,7 @@ from toolemu.play.screen import USER_HELP, Screen, safe
 from toolemu.play.terminal import PlayerLeft, Terminal
 from toolemu.play.user import TerminalUser
 from toolemu.prompts.agent import policy_text
-from toolemu.specs import Benchmark, Case
+from toolemu.specs import Benchmark
 from toolemu.user import UserLike
 
 Side = Literal["agent", "user"]
@@ -50,14 +49,6 @@ class PlayResult:
         return self.trajectory.error is not None and self.trajectory.error.type == INTERRUPTED
 
 
-def find_case(bench: Benchmark, name: str) -> tuple[int, Case]:
-    for index, case in enumerate(bench.cases):
-        if case.name == name:
-            return index, case
-    known = ", ".join(c.name for c in bench.cases[:5])
-    raise InputError.single("command line", f"expected the name of a loaded case (e.g. {known}), got {name!r}")
-
-
 def play(
     bench: Benchmark,
     case_name: str,
@@ -69,7 +60,7 @@ def play(
 ) -> PlayResult:
     """Play `case_name` with the person on `side`, and add the episode to the run folder `dump_dir`. The hub lists
     the spec's roles but the person's (`played(spec, side).roles(played=[side])`)."""
-    case_idx, case = find_case(bench, case_name)
+    case_idx, case = bench.case_named(case_name)
     spec = played(spec, side)
     person_user: UserLike | None = TerminalUser(terminal) if side == "user" else None
     if side == "agent":  # the trajectory's agent is the person

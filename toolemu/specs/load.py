@@ -56,6 +56,16 @@ class Benchmark:
     def num_tools(self) -> int:
         return sum(len(t.tools) for t in self.toolkits.values())
 
+    def case_named(self, name: str, source: str = "command line", field: str | None = None) -> tuple[int, Case]:
+        """The case of that name and its index; none is one line naming a few loaded cases (`source`, `field`: where
+        the name was given)."""
+        for index, case in enumerate(self.cases):
+            if case.name == name:
+                return index, case
+        known = ", ".join(c.name for c in self.cases[:5])
+        message = f"expected the name of a loaded case (e.g. {known}), got {name!r}"
+        raise InputError.single(source, message, field=field)
+
     def toolkits_for(self, case: Case) -> list[Toolkit]:
         return [self.toolkits[name] for name in case.toolkits]
 
