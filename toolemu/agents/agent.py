@@ -262,11 +262,8 @@ class Agent:
         kept = json.dumps(reply.value, ensure_ascii=False)
         thought = reply.value["thought"]
         if "final_answer" in action:
-            return AgentTurn(
-                thought, [], action["final_answer"], kept, "", reply.usage, reply.latency_s, reply.reasoning
-            )
-        calls = [ProposedCall(action["tool"], action["input"])]
-        return AgentTurn(thought, calls, None, kept, "", reply.usage, reply.latency_s, reply.reasoning)
+            return _turn(reply, thought, [], action["final_answer"], kept)
+        return _turn(reply, thought, [ProposedCall(action["tool"], action["input"])], None, kept)
 
     def _ask_react(self, convo: list[Message], salt: str, repair: bool) -> AgentTurn:
         reply = self.model.complete(convo, stop=STOP_SEQUENCES, cache_salt=salt, repair=repair)
@@ -293,16 +290,7 @@ class Agent:
                 _attach(exc, reply)
                 raise
         calls = [ProposedCall(parsed.tool, parsed.tool_input or {})] if parsed.tool else []
-        return AgentTurn(
-            parsed.thought,
-            calls,
-            parsed.final_answer,
-            parsed.kept,
-            parsed.discarded,
-            reply.usage,
-            reply.latency_s,
-            reply.reasoning,
-        )
+        return _turn(reply, parsed.thought, calls, parsed.final_answer, parsed.kept, parsed.discarded)
 
     def _ask_native(self, convo: list[Message], kits: list[Toolkit], salt: str, repair: bool) -> AgentTurn:
         tools = self._once(
@@ -315,9 +303,7 @@ class Agent:
         if reply.tool_calls:
             # Parallel tool calls run in order, each as its own step: none is dropped.
             calls = [self._proposed(c, kits) for c in reply.tool_calls]
-            return AgentTurn(
-                reply.text.strip(), calls, None, reply.text, "", reply.usage, reply.latency_s, reply.reasoning
-            )
+            return _turn(reply, reply.text.strip(), calls, None, reply.text)
         answer = reply.text.strip()
         if answer.lower().startswith("final answer:"):
             answer = answer.split(":", 1)[1].strip()
@@ -325,7 +311,7 @@ class Agent:
             err = ReactParseError("the reply called no tool and gave no answer")
             _attach(err, reply)
             raise err
-        return AgentTurn("", [], answer, reply.text, "", reply.usage, reply.latency_s, reply.reasoning)
+        return _turn(reply, "", [], answer, reply.text)
 
     def _proposed(self, native: dict[str, Any], kits: list[Toolkit]) -> ProposedCall:
         """A native call as a ToolCall; one whose arguments were no JSON object keeps them as text, with its
@@ -354,6 +340,13 @@ def _call_id_of(step: Step) -> str:
 def _args_of(step: Step) -> dict[str, Any]:
     """A call's arguments as a tool call carries them: an object (a foreign record's unparsable text is kept)."""
     return step.tool_input if isinstance(step.tool_input, dict) else {"input": step.tool_input}
+
+
+def _turn(
+    reply: Completion, thought: str, calls: list[ProposedCall], answer: str | None, kept: str, discarded: str = ""
+) -> AgentTurn:
+    """A turn from one model reply, with what the reply cost, how long it took and the model's thinking."""
+    return AgentTurn(thought, calls, answer, kept, discarded, reply.usage, reply.latency_s, reply.reasoning)
 
 
 def _attach(exc: ReactParseError, reply: Completion) -> None:
