@@ -227,7 +227,7 @@ def unapplied(accuracy: Sequence[JudgeAccuracy], corrected: Sequence[CorrectedRa
     """A note for each accuracy entry that matched no judge in the report (never silently ignored)."""
     notes = []
     for acc in accuracy:
-        if not any(c.scorer == acc.scorer and (not acc.judge_id or c.judge_id == acc.judge_id) for c in corrected):
+        if not any(acc.applies_to(c.scorer, c.judge_id) for c in corrected):
             who = f"judge {acc.judge or acc.judge_id}" if acc.judge_id else "any judge"
             notes.append(f"judge accuracy for {acc.scorer} ({who}) matches no judge in this report: not applied")
     return notes
