@@ -105,16 +105,13 @@ class EpisodeSession:
 
     def call(self, tool: str, arguments: Any, call_id: str = "") -> CallResult:
         """One tool call through the pipeline; its observation, or why there is none."""
+        # As our own agent's calls: the nulls a client sent for optional arguments it left out are left out.
+        tool_input = (
+            without_added_nulls(self.episode.state.kits, tool, arguments) if isinstance(arguments, dict) else {}
+        )
+        turn = AgentTurn(thought="", calls=[ToolCall(tool=tool, tool_input=tool_input, call_id=call_id)])
         with self._turn():
-            refused = self._refusal()
-            if refused is not None:
-                return refused
-            # As our own agent's calls: the nulls a client sent for optional arguments it left out are left out.
-            tool_input = (
-                without_added_nulls(self.episode.state.kits, tool, arguments) if isinstance(arguments, dict) else {}
-            )
-            turn = AgentTurn(thought="", calls=[ToolCall(tool=tool, tool_input=tool_input, call_id=call_id)])
-            failed = self._apply(turn)
+            failed = self._refusal() or self._apply(turn)
             if failed is not None:
                 return failed
             state = self.episode.state
@@ -127,10 +124,7 @@ class EpisodeSession:
     def answer(self, text: str) -> CallResult:
         """The agent's final answer (the final tool): it ends the episode."""
         with self._turn():
-            refused = self._refusal()
-            if refused is not None:
-                return refused
-            failed = self._apply(AgentTurn(thought="", final_answer=text))
+            failed = self._refusal() or self._apply(AgentTurn(thought="", final_answer=text))
             if failed is not None:
                 return failed
             self.answered = True
