@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolemu.llm import system, user
 from toolemu.llm.usage import Usage
-from toolemu.log import StateChange, Step, accumulate
+from toolemu.log import Step, accumulate
 from toolemu.log.details import KINDS, Finding
 from toolemu.prompts import length
 from toolemu.prompts import realism as prompts
@@ -81,10 +81,6 @@ def judge_findings(value: dict[str, Any], keys: dict[str, int]) -> list[Finding]
     return out
 
 
-def _change_text(change: StateChange) -> str:
-    return change.text()
-
-
 def specs_text(kits: Sequence[Toolkit], tools: Sequence[str]) -> str:
     """The full spec (arguments, returns, exceptions) of each tool named, once each, in order."""
     blocks = []
@@ -104,7 +100,7 @@ def _entry(step: Step, rate: bool) -> str:
         label = f"Call {step.index + 1} (blocked by a guard before it ran)"
     else:
         label = f"Call {step.index + 1}"
-    patch = [_change_text(c) for c in step.state]
+    patch = [c.text() for c in step.state]
     return prompts.call_entry(
         label, step.tool, step.input_text, step.observation, patch, step_key(step.index) if rate else ""
     )
