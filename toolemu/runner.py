@@ -9,7 +9,9 @@ from __future__ import annotations
 import logging
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,7 +39,7 @@ from toolemu.log.read import parse_trajectory
 from toolemu.log.resume import resume_records
 from toolemu.log.usage import BudgetUse
 from toolemu.paths import output_dir
-from toolemu.pool import NotRun, Recorded, run_pool
+from toolemu.pool import NotRun, PoolOutcome, Recorded, run_pool
 from toolemu.specs import Benchmark, Case
 from toolemu.specs.version import BenchmarkIdentity, differing_cases, identify
 
@@ -200,31 +202,49 @@ def run_cases(
         summary = RunSummary(dump_dir, dump_dir / TRAJECTORIES, total=len(pairs), skipped=len(pairs) - len(todo))
         summary.set_aside = set_aside
         summary.shard, summary.selected = config.shard, len(selected)
-        writer = BatchedJsonlWriter(summary.trajectories, dump_dir / RETRIED_ERRORS)
 
-        def record(pair: tuple[int, Case, int], traj: Trajectory) -> Recorded:
+        def count(traj: Trajectory) -> None:
             summary.cost_usd += traj.cost_usd
             failed = traj.status == "error"
             summary.failed += failed
             summary.finished += not failed
-            return Recorded(writer.append(traj), failed, traj.cost_usd)
 
         try:
-            outcome = run_pool(
-                todo,
-                lambda pair: _episode(builder, pair),
-                record,
-                workers=config.batch_size,
-                label="episodes",
-                show_progress=show_progress,
-                stop=builder.stop,
-            )
-        finally:
-            writer.close()  # every finished episode is on disk before the summary says so; a failed write raises
+            play = partial(_episode, builder)
+            outcome = play_into(dump_dir, todo, play, builder, "episodes", config.batch_size, show_progress, count)
+        finally:  # every finished episode is on disk before the summary says so; a failed write raises
             summary.notes = builder.after_run(dump_dir)  # the gate audit, a replay's reuse
         summary.not_run = [(case.name, trial) for _, case, trial in outcome.not_run]
         summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
         return summary
+
+
+def play_into(
+    folder: Path,
+    items: list[T],
+    play: Callable[[T], Trajectory],
+    builder: EpisodeBuilder,
+    label: str,
+    batch_size: int,
+    show_progress: bool,
+    count: Callable[[Trajectory], None] | None = None,
+) -> PoolOutcome[T]:
+    """Play `items` on the pool (`builder`'s stop ends it), each trajectory appended to the folder's trajectory file
+    as it comes, a torn tail set aside beside it (a run's episodes, robust's re-runs, noise's trials and worlds);
+    `count` sees each one first. Every finished episode is on disk when it returns; a failed write raises."""
+    writer = BatchedJsonlWriter(folder / TRAJECTORIES, folder / RETRIED_ERRORS)
+
+    def record(_: T, traj: Trajectory) -> Recorded:
+        if count is not None:
+            count(traj)
+        return Recorded(writer.append(traj), traj.status == "error", traj.cost_usd)
+
+    try:
+        return run_pool(
+            items, play, record, workers=batch_size, label=label, show_progress=show_progress, stop=builder.stop
+        )
+    finally:
+        writer.close()
 
 
 def _episode(builder: EpisodeBuilder, pair: tuple[int, Case, int]) -> Trajectory:

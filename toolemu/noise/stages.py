@@ -14,8 +14,8 @@ from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.noise.episodes import in_new_world
 from toolemu.noise.setup import NoiseSetup
 from toolemu.pool import PoolOutcome
-from toolemu.robust.run import check_same_settings, play_into
-from toolemu.runner import prepare_dump_dir
+from toolemu.robust.run import check_same_settings
+from toolemu.runner import play_into, prepare_dump_dir
 from toolemu.scorers import evaluate_trajectories
 from toolemu.scorers.rejudge import rejudge_trajectories
 

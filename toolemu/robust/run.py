@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 from toolemu.agents.registry import AgentFactory, get_agent
 from toolemu.emulator import Emulator
@@ -45,14 +44,13 @@ from toolemu.log import (
     split_eval_key,
     write_json_atomic,
 )
-from toolemu.log.batched import BatchedJsonlWriter
 from toolemu.log.model import ModelDescription
 from toolemu.log.robust import Rerun, RobustEpisode, RobustSummary
-from toolemu.pool import PoolOutcome, Recorded, run_pool
+from toolemu.pool import PoolOutcome
 from toolemu.robust.episode import rerun
 from toolemu.robust.failures import Judged, headline_metrics, hinge, judged_episodes, judged_with
 from toolemu.robust.stats import case_sensitivity, robust_rates, tally
-from toolemu.runner import prepare_dump_dir
+from toolemu.runner import play_into, prepare_dump_dir
 from toolemu.scorers import Scorer, ScoringContext, evaluate_trajectories, get_scorer, registered_infos
 from toolemu.scorers.base import MetricInfo
 from toolemu.secrets import REDACTED
@@ -60,7 +58,6 @@ from toolemu.specs import Benchmark, Case, load_toolkits
 from toolemu.specs.models import Toolkit
 
 log = logging.getLogger("toolemu")
-Item = TypeVar("Item")
 
 ROBUST_DIR = "robust"
 SUMMARY_FILE = "robust.json"
@@ -187,32 +184,6 @@ def check_same_settings(seed_dir: Path, identity: RunConfig) -> None:
     if run_file.is_file() and not read_meta(run_file).config.same_run(identity):
         message = "expected re-runs of the same run and emulator settings to resume; use another --out for these"
         raise InputError.single(run_file, message, field="config")
-
-
-def play_into(
-    folder: Path,
-    items: list[Item],
-    play: Callable[[Item], Trajectory],
-    builder: EpisodeBuilder,
-    label: str,
-    batch_size: int,
-    show_progress: bool,
-) -> PoolOutcome[Item]:
-    """Play `items` on the pool (`builder`'s stop ends it), each trajectory appended to the folder's trajectory file
-    as it comes (robust's re-runs, noise's trials and worlds)."""
-    writer = BatchedJsonlWriter(folder / TRAJECTORIES)
-    try:
-        return run_pool(
-            items,
-            play,
-            lambda _, traj: Recorded(writer.append(traj), traj.status == "error", traj.cost_usd),
-            workers=batch_size,
-            label=label,
-            show_progress=show_progress,
-            stop=builder.stop,
-        )
-    finally:
-        writer.close()
 
 
 def _judge_ids(evaluations: dict[str, list[Evaluation]], eval_type: str) -> set[str]:
