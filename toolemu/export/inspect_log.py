@@ -302,10 +302,8 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
         r: m for r in ("emulator", "evaluator", "monitor") if (m := _model_config(first.model(r) if first else None))
     }
     judge = next((ev.evaluator for s in sources for evs in s.evaluations.values() for ev in evs if ev.evaluator), None)
-    if judge is not None and judge.model and "evaluator" not in roles:
-        roles["evaluator"] = ix.ModelConfig(
-            model=inspect_model_name(judge.model), config=_generate_config(judge), args={"toolemu_model": judge.model}
-        )
+    if "evaluator" not in roles and (judged_by := _model_config(judge)) is not None:
+        roles["evaluator"] = judged_by
     task_args = {
         "agent_type": first.agent_type if first else "",
         "agent_format": first.agent_format if first else "",
