@@ -25,7 +25,7 @@ from toolemu.llm import retry as retry_mod
 from toolemu.llm.model import _with_reply_limit
 from toolemu.llm.options import VLLMOptions
 from toolemu.llm.repair import CUT_MARK
-from toolemu.llm.structured import extract_json, is_strict_compatible
+from toolemu.llm.structured import extract_json, strict_problem
 
 SCHEMA = {
     "type": "object",
@@ -124,13 +124,16 @@ def test_extract_json_handles_raw_newlines_and_prose() -> None:
     assert extract_json('Here you go: {"a": 1} hope it helps') == {"a": 1}
     with pytest.raises(StructuredOutputError):
         extract_json("no braces here")
-    assert not is_strict_compatible(
-        {
-            "type": "object",
-            "properties": {"a": {"type": "object"}},
-            "required": ["a"],
-            "additionalProperties": False,
-        }
+    assert (
+        strict_problem(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "object"}},
+                "required": ["a"],
+                "additionalProperties": False,
+            }
+        )
+        == "an object with open keys (strict mode admits only listed keys), at /a"
     )
 
 

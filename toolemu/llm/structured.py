@@ -220,10 +220,6 @@ def _strict_problem(schema: Any, path: str) -> str | None:
     return next((problem for sub, where in subs if (problem := _strict_problem(sub, where))), None)
 
 
-def is_strict_compatible(schema: dict[str, Any]) -> bool:
-    return strict_problem(schema) is None
-
-
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     if _admits_null(schema):
         return schema
