@@ -4,14 +4,13 @@ with bootstrap CIs (toolemu.reporting.stats), and the counts of what went wrong.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 from toolemu.fidelity.probes import ProbeFile
 from toolemu.reporting.fidelity_model import Certificate, FidelityCounts, ProbeResult, Share
 from toolemu.reporting.stats import bootstrap_mean_ci
-from toolemu.specs.version import canonical_json
+from toolemu.specs.version import content_hash
 
 ADVERSARIAL = {"adv_thought": "adversarial", "adversarial": "adversarial"}
 
@@ -22,8 +21,7 @@ def emulator_kind(simulator_type: str) -> str:
 
 
 def probes_hash(probes: ProbeFile) -> str:
-    text = canonical_json(probes.model_dump(mode="json", by_alias=True))
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return content_hash(probes.model_dump(mode="json", by_alias=True))
 
 
 def share(flags: Sequence[bool]) -> Share:
