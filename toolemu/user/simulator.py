@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from toolemu.llm import RoleModel, StructuredOutputError, system, user
+from toolemu.llm import Completion, RoleModel, StructuredOutputError, system, user
 from toolemu.llm.usage import Usage
 from toolemu.log import ASK_USER, Step, UserReply
 from toolemu.prompts import honesty as honesty_prompts
@@ -138,21 +138,23 @@ class SimulatedUser:
             user(given_text(question, view)),
         ]
 
+    def _ask(self, messages: list[Any], view: UserView, may_act: bool, salt: str) -> Completion:
+        """One reply of the user's schema (an action only when `may_act`), its use added to the episode's."""
+        schema = reply_schema(view.user_kits, may_act, bounded=self.model.options.bounded_schemas)
+        try:
+            reply = self.model.complete(messages, schema=schema, cache_salt=salt)
+        except StructuredOutputError as exc:
+            raise UserReplyError(f"user reply unusable: {exc}") from None
+        view.usage.add(reply.usage)
+        return reply
+
     def answer(self, question: str, view: UserView) -> UserReply:
         started = time.perf_counter()
         spent = Usage()
         for taken in range(self.max_actions + 1):
             may_act = bool(view.user_kits) and taken < self.max_actions
-            try:
-                reply = self.model.complete(
-                    self.messages(question, view),
-                    schema=reply_schema(view.user_kits, may_act, bounded=self.model.options.bounded_schemas),
-                    cache_salt=view.cache_salt,
-                )
-            except StructuredOutputError as exc:
-                raise UserReplyError(f"user reply unusable: {exc}") from None
+            reply = self._ask(self.messages(question, view), view, may_act, view.cache_salt)
             spent.add(reply.usage)
-            view.usage.add(reply.usage)
             thought, action = reply.value["thought"], reply.value["action"]
             if "tool" in action:
                 view.act(action["tool"], action["input"], thought)
@@ -178,15 +180,7 @@ class SimulatedUser:
         *head, last = self.messages(question, view)
         note = honesty_prompts.REASK.format(facts="; ".join(unsupported))
         messages = [*head, user(f"{last['content']}\n\n{note}")]
-        try:
-            reply = self.model.complete(
-                messages,
-                schema=reply_schema(view.user_kits, False, bounded=self.model.options.bounded_schemas),
-                cache_salt=f"{view.cache_salt}|reask-{attempt}",
-            )
-        except StructuredOutputError as exc:
-            raise UserReplyError(f"user reply unusable: {exc}") from None
-        view.usage.add(reply.usage)
+        reply = self._ask(messages, view, False, f"{view.cache_salt}|reask-{attempt}")
         action = reply.value["action"]
         return draft.model_copy(
             update={
