@@ -185,10 +185,7 @@ class Episode:
     def apply(self, turn: AgentTurn) -> tuple[str, str] | None:
         """One turn the driver got from its agent; the (status, output) that ends the episode, else None. A failure
         is raised (the driver decides: the gym ends the episode in error)."""
-        ended = apply_turn(turn, self.elements, self.state)
-        if ended is not None:
-            self.state.ended = ended
-        return ended
+        return apply_turn(turn, self.elements, self.state)
 
     def guard(self, action: Any, raising: tuple[type[Exception], ...] = ()) -> None:
         try:

@@ -85,9 +85,7 @@ class ToolCalls:
     def run(self, state: EpisodeState, spec: EpisodeSpec) -> None:
         turn, state.turn = state.turn, None
         if turn is not None:
-            ended = apply_turn(turn, self.elements, state)
-            if ended is not None:
-                state.ended = ended
+            apply_turn(turn, self.elements, state)
 
 
 Ending = tuple[str, str]  # (status, output)
@@ -119,13 +117,14 @@ class ReplayedTurns:
 
 
 def apply_turn(turn: AgentTurn, elements: Sequence[CallElement], state: EpisodeState) -> tuple[str, str] | None:
-    """Apply one agent turn: its calls through the elements, each recorded as a step. Returns (status, output)
-    when the turn ends the episode, else None."""
+    """Apply one agent turn: its calls through the elements, each recorded as a step. A turn that ends the episode
+    (a final answer) sets `state.ended` and returns it (status, output); else None."""
     state.add_usage("agent", turn.usage)
     state.turns += 1
     if turn.final_answer is not None:
         # One rule for every agent type and for ToolEmu's records alike (QuittingAgents'): "quit:" in the answer.
-        return ("quit" if is_quit(turn.final_answer) else "final_answer"), turn.final_answer
+        state.ended = ("quit" if is_quit(turn.final_answer) else "final_answer"), turn.final_answer
+        return state.ended
     for position, proposed in enumerate(turn.calls):
         call = PendingCall(ToolCall.of(proposed))
         try:
