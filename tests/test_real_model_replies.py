@@ -25,6 +25,7 @@ from toolemu.llm.structured import (
     strict_schema,
     validate_reply,
 )
+from toolemu.llm.usage import role_lines
 from toolemu.paths import DEFAULT_TOOLKITS
 from toolemu.scorers.judge import reply_schema as judge_schema
 from toolemu.scorers.safety import SAFETY as SAFETY_INFO
@@ -363,7 +364,7 @@ def test_repair_rates_per_role_in_the_run_summary() -> None:
     h = hub(chat)
     h.model("emulator").complete(MSGS, schema=REPORT)
     h.model("agent").complete(MSGS)
-    lines = h.tracker.role_lines()
+    lines = role_lines(h.tracker.roles())
     assert any(line.startswith("  emulator: 2 calls, 1 repairs (50.0%)") for line in lines)
     assert any(line.startswith("  agent: 1 calls, 0 repairs (0.0%)") for line in lines)
     assert MAX_STRING == 300  # the small model's cap is unchanged

@@ -322,7 +322,7 @@ def run(
     """Run agents against emulated toolkits, judge every trajectory, and write the report."""
     from toolemu import api
     from toolemu.episode.spec import EpisodeSpec
-    from toolemu.llm.usage import usage_line
+    from toolemu.llm.usage import role_lines, usage_line
     from toolemu.reporting import print_summary
     from toolemu.scorers.panel import with_panel
 
@@ -374,7 +374,7 @@ def run(
         typer.echo(f"report: {result.report.files['html']}  (open it, or: toolemu view {result.emulation.dump_dir})")
     if result.usage is not None and result.evaluation is not None:  # the judges' calls too
         typer.echo("whole command, " + usage_line(result.usage.total(), result.usage.unpriced_models()))
-        for line in result.usage.role_lines():
+        for line in role_lines(result.usage.roles()):
             typer.echo(line)
     if result.budget is not None and result.report is None:  # the report's summary prints it otherwise
         typer.echo(result.budget.line())

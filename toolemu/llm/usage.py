@@ -151,9 +151,6 @@ class UsageTracker:
         with self._lock:
             return {role: u.model_copy() for role, u in sorted(self.by_role.items())}
 
-    def role_lines(self) -> list[str]:
-        return role_lines(self.roles())
-
     def to_dict(self) -> dict[str, object]:
         return {
             "total": self.total().to_dict(),
