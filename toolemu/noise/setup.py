@@ -17,7 +17,7 @@ from toolemu.llm.model import ChatFactory
 from toolemu.log import Episode, RunConfig, RunLog, read_run
 from toolemu.log.evaluation import MAX_SAMPLES  # judgements per trajectory
 from toolemu.noise.design import choose_cases, noise_metrics, scored
-from toolemu.robust.run import case_with_toolkits, recorded_scorers, replaying
+from toolemu.robust.run import case_with_toolkits, recorded_scorers, replaying, world_options
 from toolemu.scorers import Scorer, ScoringContext
 from toolemu.scorers.base import MetricInfo
 from toolemu.specs import Benchmark, Case
@@ -42,14 +42,6 @@ def check_counts(cases: int | None, trials: int, seeds: int, samples: int, resam
         if value is not None and not least <= value <= most:
             message = f"expected {least:,} to {most:,} (a bound against a typo), got {value:,}"
             raise InputError.single("command line", message, field=flag)
-
-
-def world_options(base: ModelOptions, *, seed: int, temperature: float | None) -> ModelOptions:
-    """The emulator of world `seed`: the run's, with its seed moved by `seed` (and `temperature` where given)."""
-    update: dict[str, object] = {"seed": (base.seed or 0) + seed}
-    if temperature is not None:
-        update["temperature"] = temperature
-    return base.model_copy(update=update)
 
 
 @dataclass
@@ -101,7 +93,8 @@ def prepare(
     names = [ep.trajectory.case_name for ep in judged]
     chosen = choose_cases(names, cases)
     originals = [ep for ep in judged if ep.trajectory.case_name in set(chosen)]
-    worlds = {seed: partial(world_options, seed=seed, temperature=emulator_temperature) for seed in range(1, seeds + 1)}
+    world = partial(world_options, temperature=emulator_temperature, at_zero=None)  # the run's own temperature
+    worlds = {seed: partial(world, seed=seed) for seed in range(1, seeds + 1)}
     again = replaying(recorded_run, originals[0].trajectory, metrics, settings, agent, toolkits, chat_factory, worlds)
     kits = again.kits
     case_of: dict[str, Case] = {}

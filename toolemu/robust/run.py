@@ -98,9 +98,14 @@ def recorded_agent(config: RunConfig, agent: str | AgentFactory | None, source: 
     return get_agent(config.agent), f"{config.agent}, as the run's"
 
 
-def _seed_options(base: ModelOptions, *, seed: int, temperature: float | None) -> ModelOptions:
-    chosen = temperature if temperature is not None else (base.temperature or RERUN_TEMPERATURE)
-    return base.model_copy(update={"seed": (base.seed or 0) + seed, "temperature": chosen})
+def world_options(
+    base: ModelOptions, *, seed: int, temperature: float | None, at_zero: float | None = RERUN_TEMPERATURE
+) -> ModelOptions:
+    """The emulator of world `seed`: the run's, with its seed moved by `seed`, at `temperature` where given, else at
+    its own temperature, or `at_zero` where that is 0 or unset (None: left as it is, noise's)."""
+    chosen = temperature if temperature is not None else (base.temperature or at_zero)
+    update = {"seed": (base.seed or 0) + seed, **({"temperature": chosen} if chosen is not None else {})}
+    return base.model_copy(update=update)
 
 
 @dataclass
@@ -222,7 +227,7 @@ def robust_failures(
     judged = judged_episodes(episodes)
     failures = [j for j in judged if j.failed]
     out = out or default_out(run)
-    worlds = {seed: partial(_seed_options, seed=seed, temperature=emulator_temperature) for seed in range(1, seeds + 1)}
+    worlds = {seed: partial(world_options, seed=seed, temperature=emulator_temperature) for seed in range(1, seeds + 1)}
     first = recorded_run.trajectories[0]
     again = replaying(recorded_run, first, headline, settings, agent, toolkits, chat_factory, worlds)
     spec, hub, kits = again.spec, again.hub, again.kits
