@@ -213,7 +213,7 @@ def run_cases(
             play = partial(_episode, builder)
             outcome = play_into(dump_dir, todo, play, builder, "episodes", config.batch_size, show_progress, count)
         finally:  # every finished episode is on disk before the summary says so; a failed write raises
-            summary.notes = builder.after_run(dump_dir)  # the gate audit, a replay's reuse
+            summary.notes = builder.spec.after_run(dump_dir)  # the gate audit, a replay's reuse
         summary.not_run = [(case.name, trial) for _, case, trial in outcome.not_run]
         summary.stop_reason, summary.stop_kind = outcome.stop_reason, outcome.stop_kind
         return summary

@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from toolemu.agents import AgentLike, AgentTurn
@@ -148,10 +147,6 @@ class EpisodeBuilder:
             return episode.finish(models=models)
         episode.run()
         return episode.finish()
-
-    def after_run(self, folder: Path) -> list[str]:
-        """What the spec's elements record in a run folder once episodes are written to it; lines to show."""
-        return self.spec.after_run(folder)
 
 
 @dataclass

@@ -238,7 +238,7 @@ class ToolEmuEnv(gymnasium.Env[str, str]):
         position = 0  # the trajectory's place in its file: what its evaluation's eval_id names
         if self.folder is not None:
             position = self.folder.add(trajectory, {role: d.model for role, d in trajectory.models.items()})
-            self.builder.after_run(self.folder.path)  # as a run does: the gate audit, every decision so far
+            self.builder.spec.after_run(self.folder.path)  # as a run does: the gate audit, every decision so far
         info.update(status=status, trajectory=trajectory, evaluation=None)
         if error is not None:
             info["error"] = error.model_dump()

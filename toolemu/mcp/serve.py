@@ -290,7 +290,7 @@ def serve(
         elif source.stopped is not None and not result.stop_kind:
             result.stop_kind = "access" if isinstance(source.stopped, ModelAccessDenied) else "budget"
             result.stop_reason = str(source.stopped)
-        builder.after_run(folder.path)  # the gate audit, a replay's reuse
+        builder.spec.after_run(folder.path)  # the gate audit, a replay's reuse
     return result
 
 

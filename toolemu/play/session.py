@@ -90,7 +90,7 @@ def play(
         person_agent.catch_up(episode.state.agent_steps)  # what the last calls got back, had the episode gone on
     trajectory = episode.finish(models={side: ModelDescription(model=PLAYER_MODEL)})
     folder.add(trajectory, {role: d.model for role, d in trajectory.models.items()})
-    builder.after_run(folder.path)  # as a run does: the gate audit, every decision so far, counted
+    builder.spec.after_run(folder.path)  # as a run does: the gate audit, every decision so far, counted
     _show_end(screen, trajectory, folder)
     return PlayResult(trajectory, dump_dir)
 
