@@ -97,10 +97,6 @@ def _decode(text: str) -> Any:
     return parsed.value
 
 
-def _where(path: tuple[Any, ...]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{str(p)[:40]}" for p in path).lstrip(".") or "action"
-
-
 _DEPTH = "nested"  # json_problem's kind of a structural problem (nesting, a cycle): the value cannot even be shown
 
 
@@ -117,10 +113,11 @@ def _json_problem(value: Any) -> tuple[tuple[Any, ...], str, str] | None:
     while stack:
         item, path = stack.pop()
         if len(path) > MAX_DEPTH:
-            return path, f"{_where(path[:3])}...: expected JSON nested at most {MAX_DEPTH} deep (or a cycle)", _DEPTH
+            deep = f"expected JSON nested at most {MAX_DEPTH} deep (or a cycle)"
+            return path, f"{strict_json.where(path[:3])}...: {deep}", _DEPTH
         problem = _value_problem(item, path, stack)
         if problem is not None:
-            return path, f"{_where(path)}: {problem}", "value"
+            return path, f"{strict_json.where(path) or 'action'}: {problem}", "value"
     return None
 
 
