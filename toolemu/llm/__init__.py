@@ -4,13 +4,15 @@ The names below are loaded when first used (PEP 562): importing a light submodul
 must not pull in LangChain and the model backends.
 """
 
+# ruff: noqa: F401
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from toolemu.registration import lazy_names
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the names of _MODULES, for type checkers (`__all__` lists them: hence no F401 here)
     from toolemu.llm.cache import ResponseCache
     from toolemu.llm.local import LocalModelError, default_gguf_path
     from toolemu.llm.messages import Message, assistant, system, user
@@ -23,65 +25,23 @@ if TYPE_CHECKING:
     from toolemu.llm.structured import StructuredOutputError
     from toolemu.llm.usage import Budget, Usage, UsageTracker
 
-_WHERE = {
-    "ResponseCache": "toolemu.llm.cache",
-    "LocalModelError": "toolemu.llm.local",
-    "default_gguf_path": "toolemu.llm.local",
-    "Message": "toolemu.llm.messages",
-    "assistant": "toolemu.llm.messages",
-    "system": "toolemu.llm.messages",
-    "user": "toolemu.llm.messages",
-    "Completion": "toolemu.llm.model",
-    "ModelHub": "toolemu.llm.model",
-    "RoleModel": "toolemu.llm.model",
-    "ROLES": "toolemu.llm.options",
-    "ModelOptions": "toolemu.llm.options",
-    "default_model_string": "toolemu.llm.options",
-    "ModelConfigError": "toolemu.llm.providers",
-    "build_chat_model": "toolemu.llm.providers",
-    "ScriptedChatModel": "toolemu.llm.scripted",
-    "LLMSettings": "toolemu.llm.settings",
-    "build_hub": "toolemu.llm.settings",
-    "BudgetExceeded": "toolemu.llm.stops",
-    "ModelAccessDenied": "toolemu.llm.stops",
-    "StopRun": "toolemu.llm.stops",
-    "StructuredOutputError": "toolemu.llm.structured",
-    "Budget": "toolemu.llm.usage",
-    "Usage": "toolemu.llm.usage",
-    "UsageTracker": "toolemu.llm.usage",
+_MODULES = {
+    "cache": ("ResponseCache",),
+    "local": ("LocalModelError", "default_gguf_path"),
+    "messages": ("Message", "assistant", "system", "user"),
+    "model": ("Completion", "ModelHub", "RoleModel"),
+    "options": ("ROLES", "ModelOptions", "default_model_string"),
+    "providers": ("ModelConfigError", "build_chat_model"),
+    "scripted": ("ScriptedChatModel",),
+    "settings": ("LLMSettings", "build_hub"),
+    "stops": ("BudgetExceeded", "ModelAccessDenied", "StopRun"),
+    "structured": ("StructuredOutputError",),
+    "usage": ("Budget", "Usage", "UsageTracker"),
 }
-
-__all__ = [
-    "Budget",
-    "BudgetExceeded",
-    "Completion",
-    "LLMSettings",
-    "LocalModelError",
-    "Message",
-    "ModelAccessDenied",
-    "ModelConfigError",
-    "ModelHub",
-    "ModelOptions",
-    "ROLES",
-    "ResponseCache",
-    "RoleModel",
-    "ScriptedChatModel",
-    "StopRun",
-    "StructuredOutputError",
-    "Usage",
-    "UsageTracker",
-    "assistant",
-    "build_chat_model",
-    "build_hub",
-    "default_gguf_path",
-    "default_model_string",
-    "system",
-    "user",
-]
-
-
+_WHERE = {name: f"toolemu.llm.{module}" for module, names in _MODULES.items() for name in names}
+__all__ = sorted(_WHERE)
 __getattr__ = lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+    return sorted({*globals(), *_WHERE})
