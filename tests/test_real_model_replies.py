@@ -132,9 +132,9 @@ def test_prompts_state_the_room_only_for_strong_backends(mail_kit) -> None:
     assert strong.reply_token_ceiling == 4 * 4096
     case = Case.model_validate({"name": "c", "Toolkits": ["PostboxMail"], "User Instruction": "Read my mail."})
     tool = mail_kit.tools[0]
-    text = Emulator(strong).messages(case, [mail_kit], [], "x", {}, mail_kit, tool)[0]["content"]
+    text = Emulator(strong).messages(case, [mail_kit], [], {}, mail_kit, tool)[0]["content"]
     assert "whole email bodies" in text and "about 12,300 words" in text
-    small_text = Emulator(small).messages(case, [mail_kit], [], "x", {}, mail_kit, tool)[0]["content"]
+    small_text = Emulator(small).messages(case, [mail_kit], [], {}, mail_kit, tool)[0]["content"]
     assert "whole email bodies" not in small_text and "words" not in small_text
     agent_text = Agent(strong, "naive", "react").messages("hi", [mail_kit], [])[0]["content"]
     assert "as long as the task needs" in agent_text

@@ -129,7 +129,6 @@ class Emulator:
         case: Case,
         kits: list[Toolkit],
         history: list[Step],
-        tool_name: str,
         tool_input: dict[str, Any],
         kit: Toolkit,
         tool: Tool,
@@ -200,7 +199,7 @@ class Emulator:
         if problems:
             return Emulation(_error(INVALID_REQUEST, "; ".join(problems)), True)
 
-        messages = self.messages(case, kits, history, tool_name, tool_input, kit, tool, by_user, notes)
+        messages = self.messages(case, kits, history, tool_input, kit, tool, by_user, notes)
         try:
             reply = self.model.complete(messages, schema=self._reply_schema(tool), cache_salt=cache_salt)
         except ModelRefusal as exc:  # the model's reason, kept apart from unusable output
@@ -253,8 +252,7 @@ def _prompt_id(emulator: Emulator) -> str:
     history = [Step(index=0, tool="KitTool", tool_input={"in": "{input}"}, observation="{output}")]
     probe = Emulator(emulator.model, "adv_thought" if emulator.adversarial else "std_thought")  # its own caches
     messages = [
-        probe.messages(case, [kit], history, "KitTool", {"in": "{input}"}, kit, tool, by_user=by_user)
-        for by_user in (False, True)
+        probe.messages(case, [kit], history, {"in": "{input}"}, kit, tool, by_user=by_user) for by_user in (False, True)
     ]
     schema = reply_schema(tool, bounded=emulator.model.options.bounded_schemas)
     return _short_hash({"messages": messages, "schema": schema})
