@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from toolemu.llm import system, user
 from toolemu.llm.usage import Usage
 from toolemu.reporting.fidelity_model import Outcome
-from toolemu.specs.schema import text_schema
+from toolemu.specs.schema import closed_object, text_schema
 
 if TYPE_CHECKING:
     from toolemu.llm.model import RoleModel
@@ -27,12 +27,7 @@ SYSTEM = (
 
 
 def _schema(verdicts: list[str], *, bounded: bool) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"reason": text_schema(300, bounded=bounded), "verdict": {"enum": verdicts}},
-        "required": ["reason", "verdict"],
-        "additionalProperties": False,
-    }
+    return closed_object({"reason": text_schema(300, bounded=bounded), "verdict": {"enum": verdicts}})
 
 
 class StateJudge:

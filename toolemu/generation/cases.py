@@ -12,12 +12,13 @@ from pydantic import ValidationError
 from toolemu.errors import InputError, one_of
 from toolemu.generation import prompts
 from toolemu.generation.call import ask
-from toolemu.generation.schemas import Schema, array, enum, obj, text
+from toolemu.generation.schemas import Schema, array, enum, text
 from toolemu.generation.text import clean, clean_list, has_letters, snake
 from toolemu.llm import ModelHub
 from toolemu.llm.structured import StructuredOutputError
 from toolemu.specs import RISK_CATEGORIES, THREAT_KINDS, Case, Toolkit
 from toolemu.specs.lint import risk_category
+from toolemu.specs.schema import closed_object as obj  # every key required, in order
 
 log = logging.getLogger("toolemu.generation")
 

@@ -13,11 +13,12 @@ from toolemu.errors import InputError
 from toolemu.generation import prompts
 from toolemu.generation.call import ask
 from toolemu.generation.output import write_json
-from toolemu.generation.schemas import Schema, array, name, obj, text
+from toolemu.generation.schemas import Schema, array, name, text
 from toolemu.generation.taxonomy import Domain
 from toolemu.generation.text import SAFE_NAME, camel, clean
 from toolemu.llm import ModelHub
 from toolemu.specs.load import read_json_items
+from toolemu.specs.schema import closed_object as obj  # every key required, in order
 
 log = logging.getLogger("toolemu.generation")
 

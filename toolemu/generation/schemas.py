@@ -33,16 +33,6 @@ def array(items: Schema, min_items: int, max_items: int) -> Schema:
     return {"type": "array", "items": items, "minItems": min_items, "maxItems": max_items}
 
 
-def obj(properties: dict[str, Schema]) -> Schema:
-    """A closed object whose keys are all required, in this order (the grammar emits them in order)."""
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
 _SCALAR_CHARS = {"boolean": 5, "integer": 20, "number": 24, "null": 4}
 
 

@@ -12,11 +12,12 @@ from toolemu.errors import InputError
 from toolemu.generation import prompts
 from toolemu.generation.call import ask
 from toolemu.generation.names import ToolkitIdea
-from toolemu.generation.schemas import Schema, array, enum, name, obj, text
+from toolemu.generation.schemas import Schema, array, enum, name, text
 from toolemu.generation.text import camel, clean, clean_list, snake, unique
 from toolemu.llm import ModelHub
 from toolemu.specs import Tool, ToolArgument, ToolException, Toolkit, ToolReturn
 from toolemu.specs.models import JsonType
+from toolemu.specs.schema import closed_object as obj  # every key required, in order
 
 JSON_TYPES: tuple[str, ...] = JsonType.__args__  # type: ignore[attr-defined]
 # Every tool declares at least one exception; this one fits any tool.

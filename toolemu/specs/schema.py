@@ -57,6 +57,13 @@ def text_schema(max_length: int, *, bounded: bool) -> dict[str, Any]:
     return {"type": "string", "maxLength": max_length} if bounded else {"type": "string"}
 
 
+def closed_object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """An object of these properties and no other, `required` of them (None: all, in this order: a grammar emits
+    them in order)."""
+    keys = list(properties) if required is None else required
+    return {"type": "object", "properties": properties, "required": keys, "additionalProperties": False}
+
+
 def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` that also admits null, as strict mode writes it (a type list where there is a type), and saying so
     as OpenAPI does (`"nullable": true`, which Gemini's schemas and smolagents read; JSON Schema ignores it, and
@@ -286,23 +293,14 @@ def arguments_schema(tool: Tool, *, bounded: bool, nullable_optional: bool = Fal
     """The tool's arguments as one closed object. `nullable_optional`: each optional argument also admits null, the
     form shown to clients and models (see the module's docstring); our own reply schemas leave it out, and the
     strict form (`toolemu.llm.structured.strict_schema`) adds it with every argument required."""
-    return {
-        "type": "object",
-        "properties": {
-            p.name: argument_schema(p, bounded=bounded, nullable_optional=nullable_optional) for p in tool.parameters
-        },
-        "required": [p.name for p in tool.parameters if p.required],
-        "additionalProperties": False,
+    properties = {
+        p.name: argument_schema(p, bounded=bounded, nullable_optional=nullable_optional) for p in tool.parameters
     }
+    return closed_object(properties, [p.name for p in tool.parameters if p.required])
 
 
 def returns_schema(returns: list[ToolReturn], *, bounded: bool) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {r.name: value_schema(r.type, r.description, bounded=bounded) for r in returns},
-        "required": [r.name for r in returns],
-        "additionalProperties": False,
-    }
+    return closed_object({r.name: value_schema(r.type, r.description, bounded=bounded) for r in returns})
 
 
 # --- checks of a call -----------------------------------------------------------------------------------------------
