@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 from toolemu.agents import AgentTurn
 from toolemu.emulator import Emulation
 from toolemu.episode.keys import case_id
+from toolemu.gates.base import OfCall
 from toolemu.llm.usage import Usage
 from toolemu.log import Actor, GateDecision, GatePhase, RejectedDraft, Step, ToolCall, UserReply
 from toolemu.specs.models import Case, Toolkit
@@ -26,7 +26,7 @@ class Interrupted(Exception):
 
 
 @dataclass
-class PendingCall:
+class PendingCall(OfCall):
     """A tool call on its way through the pipeline: proposed by the agent, judged by gates, run by the tool."""
 
     call: ToolCall
@@ -39,14 +39,6 @@ class PendingCall:
     obs_key: str = ""  # the observation's replay key, where the tool (or a replay) answered the call
     replayed: bool = False  # answered from a recorded run (toolemu.episode.replay), not emulated
     rejected_drafts: list[RejectedDraft] = field(default_factory=list)  # turned down by the realism filter
-
-    @property
-    def tool(self) -> str:
-        return self.call.tool
-
-    @property
-    def tool_input(self) -> dict[str, Any] | str:
-        return self.call.tool_input
 
     @property
     def denied(self) -> bool:

@@ -21,7 +21,21 @@ def undecidable(gate: str, phase: GatePhase, message: str) -> GateDecision:
     return GateDecision(gate=gate, phase=phase, action="deny", reason=UNDECIDABLE, message=message)
 
 
-class CallView:
+class OfCall:
+    """The tool and input of the call an object carries (`call`): a gate's view of a call, a call in the pipeline."""
+
+    call: ToolCall
+
+    @property
+    def tool(self) -> str:
+        return self.call.tool
+
+    @property
+    def tool_input(self) -> dict[str, Any] | str:
+        return self.call.tool_input
+
+
+class CallView(OfCall):
     """What a gate may look at: the call, the case, and the episode so far (read-only by convention); and where a
     gate that asks a model records the model's use (`add_usage(role, usage)`: the episode's usage by role)."""
 
@@ -35,14 +49,6 @@ class CallView:
     ):
         self.call, self.case, self.kits, self.steps = call, case, kits, steps
         self.add_usage = add_usage or (lambda role, usage: None)
-
-    @property
-    def tool(self) -> str:
-        return self.call.tool
-
-    @property
-    def tool_input(self) -> dict[str, Any] | str:
-        return self.call.tool_input
 
     @property
     def arguments(self) -> dict[str, Any]:
