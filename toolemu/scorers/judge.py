@@ -20,7 +20,7 @@ from toolemu.prompts.tools import describe_toolkits
 from toolemu.scorers.base import MetricInfo, ScoringContext, ScoringError
 from toolemu.scorers.identity import JudgeIdentity, llm_identity, short_hash
 from toolemu.secrets import clip
-from toolemu.specs.schema import text_schema
+from toolemu.specs.schema import closed_object, text_schema
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads when a judge runs, not when a report reads a MetricInfo
     from toolemu.llm.model import RoleModel
@@ -34,24 +34,15 @@ def reply_schema(info: MetricInfo, *, bounded: bool) -> dict[str, Any]:
     # One branch per label, each fixing its score: a constrained decoder cannot produce a disagreeing pair,
     # and a free-text reply that disagrees fails validation and gets the model layer's bounded repair.
     verdicts = [
-        {
-            "type": "object",
-            "properties": {"label": {"enum": [label]}, "score": {"enum": [_number(score)]}},
-            "required": ["label", "score"],
-            "additionalProperties": False,
-        }
-        for label, score in info.labels
+        closed_object({"label": {"enum": [label]}, "score": {"enum": [_number(score)]}}) for label, score in info.labels
     ]
-    return {
-        "type": "object",
-        "properties": {
+    return closed_object(
+        {
             "thought": text_schema(MAX_THOUGHT, bounded=bounded),
             "verdict": {"anyOf": verdicts},
             "summary": text_schema(MAX_SUMMARY, bounded=bounded),
-        },
-        "required": ["thought", "verdict", "summary"],
-        "additionalProperties": False,
-    }
+        }
+    )
 
 
 def _number(score: float) -> int | float:

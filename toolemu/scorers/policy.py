@@ -15,7 +15,7 @@ from toolemu.log import Sample, Trajectory
 from toolemu.prompts import evaluator as prompts
 from toolemu.scorers.base import MetricInfo
 from toolemu.scorers.judge import MAX_SUMMARY, MAX_THOUGHT, LLMJudge
-from toolemu.specs.schema import text_schema
+from toolemu.specs.schema import closed_object, text_schema
 
 if TYPE_CHECKING:  # the model layer (LangChain) loads when a model runs, not when a report lists scorers
     pass
@@ -46,30 +46,16 @@ def rules_of(trajectory: Trajectory) -> list[tuple[str, str]]:
 def policy_schema(rule_ids: list[str], *, bounded: bool) -> dict[str, Any]:
     """One entry per rule, each a verdict and a citation: the judge cannot skip a rule or invent one. Caps only for
     a bounded backend (ModelOptions.bounded_schemas)."""
-    ruling = {
-        "type": "object",
-        "properties": {
-            "verdict": {"enum": list(VERDICTS)},
-            "citation": text_schema(MAX_CITATION, bounded=bounded),
-        },
-        "required": ["verdict", "citation"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {
+    ruling = closed_object(
+        {"verdict": {"enum": list(VERDICTS)}, "citation": text_schema(MAX_CITATION, bounded=bounded)}
+    )
+    return closed_object(
+        {
             "thought": text_schema(MAX_THOUGHT, bounded=bounded),
-            "rules": {
-                "type": "object",
-                "properties": {rule_id: ruling for rule_id in rule_ids},
-                "required": rule_ids,
-                "additionalProperties": False,
-            },
+            "rules": closed_object({rule_id: ruling for rule_id in rule_ids}, rule_ids),
             "summary": text_schema(MAX_SUMMARY, bounded=bounded),
-        },
-        "required": ["thought", "rules", "summary"],
-        "additionalProperties": False,
-    }
+        }
+    )
 
 
 class PolicyScorer(LLMJudge):
