@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from toolemu.errors import InputError
 from toolemu.export import inspect_format as ix
 from toolemu.llm.usage import Usage
-from toolemu.log import Episode, Evaluation, Score, Step, Trajectory
+from toolemu.log import Episode, Evaluation, Score, Step, Trajectory, now
 from toolemu.log.jsonl import write_text_atomic
 from toolemu.log.model import ModelDescription
 from toolemu.log.read import RunLog
@@ -263,7 +263,7 @@ def build_eval_log(run: LoadedRun) -> ix.EvalLog:
     max_iterations = meta.config.max_iterations if meta else None
     starts = sorted(t.trajectory.started_at for t in sources if t.trajectory.started_at)
     ends = sorted(t.trajectory.finished_at for t in sources if t.trajectory.finished_at)
-    created = starts[0] if starts else datetime.now(UTC).isoformat(timespec="seconds")
+    created = starts[0] if starts else now()
     samples = [
         _sample(view, source, i, run_id, max_iterations)
         for i, (view, source) in enumerate(zip(run.episodes, sources, strict=True))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from toolemu.emulator import EMULATOR_TYPES
@@ -27,7 +26,7 @@ from toolemu.fidelity.score import score_probe
 from toolemu.fidelity.script import ProbeAgent
 from toolemu.llm import LLMSettings, build_chat_model, build_hub
 from toolemu.llm.model import ChatFactory
-from toolemu.log import TRAJECTORIES, Trajectory
+from toolemu.log import TRAJECTORIES, Trajectory, now
 from toolemu.log.jsonl import line_of, write_text_atomic
 from toolemu.log.model import ModelDescription
 from toolemu.paths import output_dir
@@ -191,7 +190,7 @@ def certify_emulator(
 
     outcome = run_pool(items, play, record, workers=batch_size, label="probes", show_progress=show_progress, stop=stop)
     file = FidelityFile(
-        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        generated_at=now(),
         benchmark_version=identity.version,
         benchmark_hash=identity.hash,
         probes_hash=content_hash({n: probes_hash(f) for n, f in sorted(chosen.items())}),

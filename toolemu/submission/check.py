@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from toolemu.log import RunConfig, Trajectory
+from toolemu.log import RunConfig, Trajectory, now
 from toolemu.log.model import ModelDescription
 from toolemu.paths import ASSETS
 from toolemu.reporting import build_report
@@ -272,7 +271,7 @@ def build_submission(runs: list[LoadedRun], checked: Checked, created_at: str | 
     statuses = Counter(ep.status for run in runs for ep in run.episodes)
     return Submission(
         toolemu_version=__version__,
-        created_at=created_at or datetime.now(UTC).isoformat(timespec="seconds"),
+        created_at=created_at or now(),
         benchmark=BenchmarkSummary(
             version=checked.benchmark.version or "", hash=checked.benchmark.hash, cases=len(checked.benchmark.cases)
         ),
