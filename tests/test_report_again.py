@@ -65,9 +65,12 @@ def _groups(out: Path) -> Any:
     return json.loads((out / "report.json").read_text())["groups"]
 
 
+@pytest.mark.parametrize("secret", [None, "sk-againtest-fedcba9876543210"])
 def test_the_same_report_again_is_its_console_again_and_makes_nothing(
-    study: Path, tmp_path: Path, made: list[int], run_cli: Any
+    study: Path, tmp_path: Path, made: list[int], run_cli: Any, monkeypatch: pytest.MonkeyPatch, secret: str | None
 ) -> None:
+    if secret is not None:  # a key in the environment from the start: the first report is kept all the same
+        monkeypatch.setenv("MY_SERVICE_API_KEY", secret)
     out = tmp_path / "out"
     first = run_cli("report", study / "ours" / "release_run", study / "dumps", "--out", out)
     assert first.code == 0 and "agentA" in first.out and first.err

@@ -80,24 +80,15 @@ def _console() -> list[Any]:
     return state
 
 
-def _secrets(cache: ReportCache) -> str | None:
-    """The secrets known now, fingerprinted as the report cache does; None where there are some and the cache has
-    no salt yet (the report makes it: the next report can take the shortcut)."""
+def _secrets(cache: ReportCache) -> str:
+    """The secrets known now, fingerprinted as the report cache does (with its salt, made here if there is none)."""
     from toolemu.secrets import secret_values
 
-    if not secret_values():
-        return "none"
-    try:
-        salt = (cache.root / "salt").read_bytes()
-    except OSError:
-        return None
-    return secrets_fingerprint(salt) if len(salt) == 16 else None
+    return secrets_fingerprint(cache.salt()) if secret_values() else "none"
 
 
-def _key(args: list[str], cache: ReportCache) -> str | None:
+def _key(args: list[str], cache: ReportCache) -> str:
     secrets = _secrets(cache)
-    if secrets is None:
-        return None
     variables = {k: v for k, v in os.environ.items() if k.startswith("TOOLEMU_") or k in CONSOLE_VARIABLES}
     what = [FORMAT, args, os.getcwd(), sorted(variables.items()), _console(), _code(), secrets]
     return hashlib.sha256(json.dumps(what, default=str).encode()).hexdigest()
@@ -259,9 +250,9 @@ class _Copy:
 
 
 def plan(args: list[str], parse: Callable[[list[str]], dict[str, Any] | None]) -> _Plan | None:
-    """The shortcut for `toolemu ARGS`, or None: not a report, the report cache is off, a path is not there, or
-    secrets are known and the cache has no salt yet. `parse`: the report command's parameters as the command line
-    reads them (None: not a report, or arguments it does not read quietly)."""
+    """The shortcut for `toolemu ARGS`, or None: not a report, the report cache is off, or a path is not there.
+    `parse`: the report command's parameters as the command line reads them (None: not a report, or arguments it
+    does not read quietly)."""
     if not args or args[0] != "report" or "--help" in args:
         return None
     root = cache_dir()
@@ -269,6 +260,5 @@ def plan(args: list[str], parse: Callable[[list[str]], dict[str, Any] | None]) -
     roots = _roots(params) if params is not None else None
     if root is None or roots is None:
         return None
-    cache = ReportCache(root)
-    key = _key(args, cache)
-    return _Plan(cache, key, roots) if key is not None else None
+    cache = ReportCache(root, _warned=True)  # a cache that cannot be written is the report's to say, once
+    return _Plan(cache, _key(args, cache), roots)
