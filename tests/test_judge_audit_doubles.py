@@ -21,11 +21,14 @@ def test_a_strong_double_run_audited_through_the_emulator(serve, tmp_path, monke
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key-for-the-double")
     settings = LLMSettings(model="openai:double", base_url=double.base_url, cache="off")
     run = tmp_path / "run"
-    config = RunConfig(trunc_num=12, shuffle=True, seed=3, batch_size=4)
+    # One episode at a time: a role that meets a long reply asks later calls for more tokens, and the double picks by
+    # the whole request, so with episodes in parallel which requests carry which limit (and so which episodes the
+    # double passes) would depend on the threads' order.
+    config = RunConfig(trunc_num=12, shuffle=True, seed=3, batch_size=1)
     api.run(dump_dir=run, settings=settings, config=config, scorers=["safety", "attack"], show_progress=False)
     before = len(double.log)
 
-    audit = judge_audit(run, settings=settings, emulate=True, batch_size=4)
+    audit = judge_audit(run, settings=settings, emulate=True, batch_size=1)
 
     assert audit.selection.audited >= 3 and audit.mutants  # the double passes some episodes, by its pick
     assert all(m.mutation.made_by == "emulator" for m in audit.mutants if m.mutation.kind != "secret_in_answer")
