@@ -152,7 +152,8 @@ def test_the_models_page_says_what_openai_with_base_url_sends(tmp_path: Path, ru
     assert "`max_tokens` and `max_completion_tokens`" in sends and "`temperature` (always" in sends
     assert headers["authorization"] == "Bearer not-needed"  # OPENAI_API_KEY is set, but this is not OpenAI's API
     assert "`OPENAI_API_KEY` is sent to OpenAI's own API only" in sends and "`not-needed`" in sends
-    assert any(name.startswith("x-stainless-") for name in headers) and "`X-Stainless-*`" in sends
+    assert headers["user-agent"].startswith("toolemu/") and "`toolemu/<version>` asked directly" in sends
+    assert "`X-Stainless-*`" in sends and "plain `http://` URL with no\nkey in it" in sends
 
 
 def test_gymnasium_make_takes_paths_as_strings(tmp_path: Path) -> None:

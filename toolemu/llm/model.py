@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -19,6 +19,7 @@ from toolemu.llm.providers import build_chat_model
 from toolemu.llm.registry import get_provider
 from toolemu.llm.repair import context_tokens, repair_turns
 from toolemu.llm.retry import call_with_retries, is_access_denied, is_transient
+from toolemu.llm.served import DirectChat
 from toolemu.llm.stops import ModelAccessDenied, StopRun
 from toolemu.llm.structured import (
     ModelRefusal,
@@ -31,6 +32,9 @@ from toolemu.llm.structured import (
 )
 from toolemu.llm.usage import Usage, UsageTracker, call_usage
 from toolemu.secrets import clip, register_secret_env, strip_credentials
+
+if TYPE_CHECKING:
+    from toolemu.llm.registry import ChatModel
 
 log = logging.getLogger("toolemu.llm")
 
@@ -158,7 +162,7 @@ class RoleModel:
         self,
         role: str,
         options: ModelOptions,
-        chat: BaseChatModel,
+        chat: ChatModel,
         cache: ResponseCache,
         tracker: UsageTracker,
     ):
@@ -226,27 +230,22 @@ class RoleModel:
             self.tracker.record(self.role, usage)
             return hit, usage, True, key
         self.tracker.reserve()
-        lc_messages = to_langchain(messages)
+        kwargs = _with_reply_limit(self.options, how.kwargs, max_tokens)
         chat = self.chat
-        if tools:
-            chat = self.chat.bind_tools(tools, tool_choice=tool_choice) if tool_choice else self.chat.bind_tools(tools)
+        if isinstance(chat, DirectChat):
+            send: Callable[[], dict[str, Any]] = lambda: chat.send(messages, stop, tools, tool_choice, kwargs)  # noqa: E731
+        else:
+            send = lambda: _langchain_reply(chat, messages, stop, tools, tool_choice, kwargs)  # noqa: E731
         t0 = time.perf_counter()
         try:
-            kwargs = _with_reply_limit(self.options, how.kwargs, max_tokens)
-            reply = call_with_retries(lambda: chat.invoke(lc_messages, stop=stop, **kwargs), self.options.max_attempts)
+            raw = call_with_retries(send, self.options.max_attempts)
         except BaseException as exc:
             self.tracker.release()
             if isinstance(exc, Exception) and is_access_denied(exc):
                 raise ModelAccessDenied(self._refused(exc)) from exc
             raise
         elapsed = time.perf_counter() - t0
-        meta = getattr(reply, "usage_metadata", None) or {}
-        usage = call_usage(
-            self.options.provider,
-            self.options.model_name,
-            int(meta.get("input_tokens", 0)),
-            int(meta.get("output_tokens", 0)),
-        )
+        usage = call_usage(self.options.provider, self.options.model_name, raw["input_tokens"], raw["output_tokens"])
         self.tracker.record(self.role, usage, model=self.options.model)  # an unpriced call is named by its model
         log.debug(
             "%s call: %d prompt + %d completion tokens in %.1fs",
@@ -255,35 +254,20 @@ class RoleModel:
             usage.completion_tokens,
             elapsed,
         )
-        calls = [
-            {"id": c.get("id") or "", "name": c["name"], "args": c.get("args") or {}}
-            for c in getattr(reply, "tool_calls", None) or []
-        ]
-        # A call whose arguments LangChain could not parse is kept with why (toolemu.log.ToolCall.of: parse_error),
-        # not dropped: the agent's step records it as an invalid call.
-        calls += [
-            {"id": c.get("id") or "", "name": c.get("name") or "", "args": c.get("args") or "", "error": c.get("error")}
-            for c in getattr(reply, "invalid_tool_calls", None) or []
-        ]
-        text = _text_of(reply.content)
-        finish = finish_of(getattr(reply, "response_metadata", None) or {})
-        refusal = reply.additional_kwargs.get("refusal") or ""
+        text, refusal = raw["text"], raw["refusal"]
+        finish = finish_of({"finish_reason": raw["finish"]})
         if finish == "refusal" and not refusal:
             refusal = text or "(the model refused and gave no reason)"
         if refusal:
             finish = "refusal"
-        return (
-            {
-                "text": text,
-                "tool_calls": calls,
-                "reasoning": _reasoning_of(reply),
-                "refusal": refusal,
-                "finish": finish,
-            },
-            usage,
-            False,
-            key,
-        )
+        reply = {
+            "text": text,
+            "tool_calls": raw["tool_calls"],
+            "reasoning": raw["reasoning"],
+            "refusal": refusal,
+            "finish": finish,
+        }
+        return reply, usage, False, key
 
     def _whole_reply(
         self,
@@ -415,6 +399,41 @@ class RoleModel:
         raise StructuredOutputError(f"{self.role}: no valid reply after {attempts} attempts: {error}")
 
 
+def _langchain_reply(
+    chat: BaseChatModel,
+    messages: list[Message],
+    stop: list[str] | None,
+    tools: list[dict[str, Any]] | None,
+    tool_choice: str | None,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
+    """One call through a LangChain chat model, as the dict DirectChat.send returns."""
+    if tools:
+        chat = chat.bind_tools(tools, tool_choice=tool_choice) if tool_choice else chat.bind_tools(tools)  # type: ignore[assignment]
+    reply = chat.invoke(to_langchain(messages), stop=stop, **kwargs)
+    meta = getattr(reply, "usage_metadata", None) or {}
+    calls = [
+        {"id": c.get("id") or "", "name": c["name"], "args": c.get("args") or {}}
+        for c in getattr(reply, "tool_calls", None) or []
+    ]
+    # A call whose arguments LangChain could not parse is kept with why (toolemu.log.ToolCall.of: parse_error),
+    # not dropped: the agent's step records it as an invalid call.
+    calls += [
+        {"id": c.get("id") or "", "name": c.get("name") or "", "args": c.get("args") or "", "error": c.get("error")}
+        for c in getattr(reply, "invalid_tool_calls", None) or []
+    ]
+    response_meta = getattr(reply, "response_metadata", None) or {}
+    return {
+        "text": _text_of(reply.content),
+        "tool_calls": calls,
+        "reasoning": _reasoning_of(reply),
+        "refusal": reply.additional_kwargs.get("refusal") or "",
+        "finish": response_meta.get("finish_reason") or response_meta.get("stop_reason") or "",
+        "input_tokens": int(meta.get("input_tokens", 0)),
+        "output_tokens": int(meta.get("output_tokens", 0)),
+    }
+
+
 def _structured_text(reply: dict[str, Any], how: StructuredRequest) -> str:
     """The reply's JSON text: a forced tool's input, else the message text."""
     if how.tool_choice:
@@ -434,7 +453,7 @@ def _text_of(content: Any) -> str:
     return str(content)
 
 
-ChatFactory = Callable[[ModelOptions, str], BaseChatModel]
+ChatFactory = Callable[[ModelOptions, str], "ChatModel"]
 
 
 class UnlistedRole(LookupError):

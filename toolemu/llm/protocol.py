@@ -8,6 +8,7 @@ without `choices`, a dropped connection) is not this: those stay transient (tool
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import socket
@@ -33,7 +34,18 @@ def _shown(text: str) -> str:
     return clip(" ".join(repr(text)[1:-1].split()), 80)
 
 
-def _page(body: str, content_type: str = "") -> str:
+class NotAChatReply(ValueError):
+    """What a server that does not speak the chat API sent, found where the reply is read
+    (toolemu.llm.served): the message is that description."""
+
+
+class MalformedReply(ValueError):
+    """A 200 from a chat server whose body is not a usable completion (no choices, not an object): a fault on the
+    way, retried like a cut-off body."""
+
+
+def describe_page(body: str, content_type: str = "") -> str:
+    """What a body that is not a chat completion is, in words: an HTML page's title, or the text itself."""
     if "html" in content_type.lower() or body.lstrip()[:1] == "<":
         title = re.search(r"<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>", body, re.I | re.S)
         words = next((g for g in (title.groups() if title else ()) if g), body)
@@ -72,10 +84,12 @@ def foreign_reply(exc: BaseException) -> str | None:
     """What a server that does not speak the chat API sent, as "<what> (<its words>)"; None for any other failure
     (a transient fault, a refused key, a model error that a real chat server reports)."""
     for e in exception_chain(exc):
+        if isinstance(e, NotAChatReply):
+            return str(e)
         text = str(e)
         if isinstance(e, ValueError) and (m := _GOT_TEXT.search(text)):
             body = m.group("body").strip()
-            return _page(body[1:-1] if body[:1] in "'\"" and body[-1:] == body[:1] else body)
+            return describe_page(body[1:-1] if body[:1] in "'\"" and body[-1:] == body[:1] else body)
         if isinstance(e, TypeError) and (m := _NULL_CHOICES.search(text)):
             keys = {k.strip(" '\"") for k in m.group("keys").split(",") if k.strip()}
             if keys - COMPLETION_FIELDS:  # another API's answer, not a completion that lost its choices
@@ -85,7 +99,11 @@ def foreign_reply(exc: BaseException) -> str | None:
             return _not_found(getattr(e, "response", None))
         if any(marker in text.lower() for marker in _NOT_HTTP) and "RemoteProtocolError" in type(e).__name__:
             return "an answer that is not HTTP"
-        if _DISCONNECTED in text and (url := _url_of(exc)) is not None and (said := probe(url)) is not None:
+        if isinstance(e, http.client.BadStatusLine) and not isinstance(e, http.client.RemoteDisconnected):
+            line = e.line if isinstance(e.line, str) else ""  # what the port sent where a status line belongs
+            return f"an answer that is not HTTP ({_shown(line)})" if line.strip() else "an answer that is not HTTP"
+        closed = _DISCONNECTED in text or isinstance(e, http.client.RemoteDisconnected)
+        if closed and (url := _url_of(exc)) is not None and (said := probe(url)) is not None:
             return f"an answer that is not HTTP ({said})"
     return None
 
@@ -101,4 +119,4 @@ def _not_found(response: Any) -> str | None:
     if isinstance(data, dict) and "error" in data:
         return None
     content_type = getattr(response, "headers", {}).get("content-type", "") if response is not None else ""
-    return "404 Not Found: " + (_page(body, content_type) if body.strip() else "an empty page")
+    return "404 Not Found: " + (describe_page(body, content_type) if body.strip() else "an empty page")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import socket
 from functools import cache
@@ -14,6 +15,7 @@ from toolemu.llm.dryrun import dry_run_factory
 from toolemu.llm.local import LocalLlamaChat, resolve_gguf
 from toolemu.llm.options import ModelOptions
 from toolemu.llm.registry import Provider, get_provider
+from toolemu.llm.served import DirectChat, direct_eligible
 from toolemu.secrets import get_secret
 
 
@@ -62,19 +64,18 @@ def _local(options: ModelOptions, role: str) -> BaseChatModel:
     )
 
 
-def _openai(options: ModelOptions, role: str) -> BaseChatModel:
-    mod = _import("langchain_openai", "openai")
+def _openai(options: ModelOptions, role: str) -> BaseChatModel | DirectChat:
     # A local server (vLLM, llama.cpp, Ollama) usually takes any key.
     key = _api_key(options, required=options.base_url is None) or "not-needed"
-    return _chat_openai(mod, options, options.model_name, options.base_url, key)
+    return _chat_openai("openai", options, options.model_name, options.base_url, key)
 
 
-def _vllm(options: ModelOptions, role: str) -> BaseChatModel:
-    mod = _import("langchain_openai", "vllm")
+def _vllm(options: ModelOptions, role: str) -> BaseChatModel | DirectChat:
+    _import("langchain_openai", "vllm")
     from toolemu.llm.vllm import endpoint  # starts (or shares) the role's server unless --base-url names one
 
     base_url, served, key = endpoint(options)
-    return _chat_openai(mod, options, served, base_url, key or _api_key(options, required=False) or "not-needed")
+    return _chat_openai("vllm", options, served, base_url, key or _api_key(options, required=False) or "not-needed")
 
 
 def _anthropic(options: ModelOptions, role: str) -> BaseChatModel:
@@ -127,7 +128,7 @@ def sent_sampling(options: ModelOptions) -> tuple[float | None, int | None]:
     return temperature, options.seed if get_provider(options.provider).takes_seed else None
 
 
-def _keepalive_options() -> list[tuple[int, int, int]]:
+def keepalive_options() -> list[tuple[int, int, int]]:
     """TCP keepalive on every connection (what langchain-openai sets on its own pool): a silent peer is noticed."""
     options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
     for name, value in (("TCP_KEEPIDLE", 60), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3)):
@@ -154,15 +155,22 @@ def _http_client(base_url: str | None, timeout: float | None) -> Any:
     url = base_url or "https://api.openai.com/v1"
     if urllib.request.getproxies():  # a transport of our own would turn off the environment's proxies
         return openai.DefaultHttpxClient(base_url=url, timeout=timeout, limits=limits)
-    transport = httpx.HTTPTransport(limits=limits, socket_options=_keepalive_options())
+    transport = httpx.HTTPTransport(limits=limits, socket_options=keepalive_options())
     return openai.DefaultHttpxClient(base_url=url, timeout=timeout, transport=transport)
 
 
-def _chat_openai(mod: Any, options: ModelOptions, model: str, base_url: str | None, key: str) -> BaseChatModel:
+def _chat_openai(
+    extra: str, options: ModelOptions, model: str, base_url: str | None, key: str
+) -> BaseChatModel | DirectChat:
     fixed_temperature = _fixed_temperature(options, model, base_url)
-    return _reasoning_chat_openai(mod)(
+    temperature = None if fixed_temperature else options.temperature
+    if direct_eligible(base_url):  # a served model on plain http: asked without the SDK (toolemu.llm.served)
+        if importlib.util.find_spec("openai") is None:  # its errors are the SDK's (imported when one happens)
+            raise ModelConfigError(f"the {extra} provider needs its SDK: pip install 'toolemu[{extra}]'")
+        return DirectChat(base_url, model, key, temperature, options.seed, options.timeout, options.max_tokens)  # type: ignore[arg-type]
+    return _reasoning_chat_openai(_import("langchain_openai", extra))(
         model=model,
-        temperature=None if fixed_temperature else options.temperature,
+        temperature=temperature,
         max_tokens=options.max_tokens,
         seed=options.seed,
         base_url=base_url,

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from toolemu.llm.options import ModelOptions
+    from toolemu.llm.served import DirectChat
+
+    ChatModel = BaseChatModel | DirectChat  # a LangChain chat model, or a served model asked directly
 
 # grammar: llama.cpp's JSON-schema grammar (the embedded runtime); tool: a forced tool call whose input schema is
 # the reply schema (Anthropic); json_schema / json_object: response_format; prompt: the schema in the prompt.
@@ -27,7 +30,7 @@ StructuredAuto = Literal["grammar", "json_schema", "json_object", "tool", "promp
 @dataclass(frozen=True)
 class Provider:
     name: str
-    build: Callable[[ModelOptions, str], BaseChatModel]  # (options, role) -> chat model
+    build: Callable[[ModelOptions, str], ChatModel]  # (options, role) -> chat model
     example: str  # shown in help and errors, e.g. "openai:<model>"
     needs_model_name: bool = True
     key_env: str | None = None  # the variable that holds its key, unless --api-key-env names another

@@ -16,11 +16,12 @@ import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from functools import cache
 from typing import Any, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from toolemu.llm.protocol import foreign_reply
+from toolemu.llm.protocol import MalformedReply, foreign_reply
 from toolemu.secrets import clip, scrub_exception
 
 log = logging.getLogger("toolemu.llm")
@@ -74,7 +75,7 @@ def is_malformed_reply(exc: BaseException) -> bool:
     """A reply that arrived but could not be read: a truncated or non-JSON body, or JSON without the API's
     fields. The SDKs raise plain Python errors for these (JSONDecodeError; TypeError or IndexError from the
     provider's parser), so the error's type and the package it was raised in decide."""
-    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError | MalformedReply):
         return True
     if not isinstance(exc, _PARSE_ERRORS) or exc.__traceback__ is None:
         return False
@@ -152,16 +153,22 @@ def _log_retry(state: RetryCallState) -> None:
     )
 
 
+@cache
+def _retrying(max_attempts: int) -> Retrying:
+    """The policy for `max_attempts`, built once: tenacity keeps a call's state per thread, so threads share it.
+    Its parts are looked up when used (so a test may swap one)."""
+    return Retrying(
+        retry=retry_if_exception(lambda exc: is_transient(exc)),
+        stop=stop_after_attempt(max_attempts),
+        wait=lambda state: _wait(state),
+        before_sleep=lambda state: _log_retry(state),
+        reraise=True,
+    )
+
+
 def call_with_retries(fn: Callable[[], T], max_attempts: int) -> T:
     """Call `fn`; after a transient error wait (exponential, jittered, at least Retry-After) and retry,
     `max_attempts` in all."""
-    retrying = Retrying(
-        retry=retry_if_exception(is_transient),
-        stop=stop_after_attempt(max_attempts),
-        wait=_wait,
-        before_sleep=_log_retry,
-        reraise=True,
-    )
 
     def attempt() -> T:
         try:
@@ -171,4 +178,4 @@ def call_with_retries(fn: Callable[[], T], max_attempts: int) -> T:
             scrub_exception(exc)
             raise
 
-    return retrying(attempt)
+    return _retrying(max_attempts)(attempt)
