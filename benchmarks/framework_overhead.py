@@ -11,10 +11,12 @@ of 54 and bounded the efficiency at 0.948 whatever the framework did; `--cap-at-
 `--served` puts a loopback served-model double in place of the mock: an OpenAI-compatible chat server in its own
 process (asyncio, HTTP/1.1 keep-alive) that answers every request `--latency` seconds after it arrived, with the
 dry-run model's reply for the schema in the request (agent and emulator told apart by their system prompts). The
-roles are `openai:double` at its --base-url, so every call goes through LangChain's ChatOpenAI, the openai SDK and
-httpx, as with a vLLM server. The agent (`--agent-format tools`) gets native tool calls there: it calls the first
+roles are `openai:double` at its plain-http --base-url, so every call goes the way a vLLM server's does: asked
+directly over urllib3 (toolemu.llm.served) since 2026-11-28, through LangChain's ChatOpenAI, the openai SDK and
+httpx before. The agent (`--agent-format tools`) gets native tool calls there: it calls the first
 tool once, then answers, so an episode is three calls (agent, emulator, agent), as on the mock. The double counts
-the TCP connections it accepted: with connections reused, at most one per worker.
+the TCP connections it accepted (with connections reused, at most one per worker) and its own CPU time: it shares
+the machine's cores with the run.
 
 Run: python benchmarks/framework_overhead.py [--latency 0.1] [--workers 1 2 4 8 16] [--repeats 3]
      python benchmarks/framework_overhead.py --latency 1 --workers 64 128 256
@@ -97,7 +99,11 @@ class DoubleProtocol(asyncio.Protocol):
 
     def answer(self, path: str, body: bytes) -> tuple[str, bytes]:
         if path.rstrip("/").endswith("/stats"):
-            stats = {"connections": DoubleProtocol.connections, "requests": DoubleProtocol.requests}
+            stats = {
+                "connections": DoubleProtocol.connections,
+                "requests": DoubleProtocol.requests,
+                "cpu_s": time.process_time(),
+            }
             return "200 OK", json.dumps(stats).encode()
         from toolemu.llm.dryrun import _responder, example_from_schema
 
@@ -163,10 +169,11 @@ class Double:
         self.port = int(self.process.stdout.readline())  # type: ignore[union-attr]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
 
-    def stats(self) -> dict[str, int]:
-        import httpx
+    def stats(self) -> dict[str, float]:
+        import urllib.request
 
-        return httpx.get(f"{self.base_url}/stats", timeout=30).json()
+        with urllib.request.urlopen(f"{self.base_url}/stats", timeout=30) as reply:  # noqa: S310 - our loopback
+            return json.loads(reply.read())
 
     def stop(self) -> None:
         self.process.stdin.close()  # type: ignore[union-attr]
@@ -196,6 +203,7 @@ def measure(
         after = double.stats()
         out["connections"] = after["connections"] - before["connections"]
         out["requests"] = after["requests"] - before["requests"] - 1  # less the stats request itself
+        out["double_cpu_ms_per_call"] = 1000 * (after["cpu_s"] - before["cpu_s"]) / calls
     return out
 
 
@@ -235,6 +243,9 @@ def main() -> None:
             }
             if double is not None:
                 row["connections"] = [r["connections"] for r in runs]
+                row["double_cpu_ms_per_call_median"] = round(
+                    statistics.median(r["double_cpu_ms_per_call"] for r in runs), 3
+                )
             rows.append(row)
     finally:
         if double is not None:

@@ -165,7 +165,8 @@ def _chat_openai(
     fixed_temperature = _fixed_temperature(options, model, base_url)
     temperature = None if fixed_temperature else options.temperature
     if direct_eligible(base_url):  # a served model on plain http: asked without the SDK (toolemu.llm.served)
-        if importlib.util.find_spec("openai") is None:  # its errors are the SDK's (imported when one happens)
+        # urllib3 asks; the SDK's classes are its errors (imported when one happens)
+        if importlib.util.find_spec("openai") is None or importlib.util.find_spec("urllib3") is None:
             raise ModelConfigError(f"the {extra} provider needs its SDK: pip install 'toolemu[{extra}]'")
         return DirectChat(base_url, model, key, temperature, options.seed, options.timeout, options.max_tokens)  # type: ignore[arg-type]
     return _reasoning_chat_openai(_import("langchain_openai", extra))(
