@@ -218,6 +218,29 @@ def test_failures_read_as_through_the_sdk(script: list[Any], kind: str, monkeypa
         assert direct[0] == kind, direct
 
 
+@pytest.mark.parametrize("where", ["refused", "silent"])
+def test_a_server_not_there_or_silent_reads_as_through_the_sdk(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A port nothing listens on is a connection error and one that never answers a timeout, on both paths (urllib3
+    files a refused connection under its timeouts)."""
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    if where == "refused":
+        listener.close()
+    seen = []
+    try:
+        for direct in (False, True):
+            hub = _hub(f"http://127.0.0.1:{port}/v1", direct, monkeypatch, max_attempts=1, timeout=0.3)
+            with pytest.raises(Exception) as failed:
+                hub.model("agent").complete([user("hi")])
+            seen.append((_kind(failed.value), str(failed.value), retry_mod.is_transient(failed.value)))
+    finally:
+        listener.close()
+    kind = "APIConnectionError" if where == "refused" else "APITimeoutError"
+    assert seen[0] == seen[1] and seen[1][0] == kind and seen[1][2] is True
+
+
 def test_a_refused_key_stops_the_command_with_the_same_words(monkeypatch: pytest.MonkeyPatch) -> None:
     script = [(401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}})]
     seen = []

@@ -157,10 +157,12 @@ class DirectChat:
             response = self.pool.urlopen(
                 "POST", self.path, body=payload, headers=self.headers, preload_content=True, assert_same_host=False
             )
+        except urllib3.exceptions.NewConnectionError as exc:  # refused, unreachable (urllib3 files it under timeouts)
+            raise _sdk_error("APIConnectionError", self.url) from exc
         except urllib3.exceptions.TimeoutError as exc:
-            raise _sdk_error("APITimeoutError", self.url, exc) from exc
-        except urllib3.exceptions.HTTPError as exc:
-            raise _sdk_error("APIConnectionError", self.url, exc) from exc
+            raise _sdk_error("APITimeoutError", self.url) from exc
+        except urllib3.exceptions.HTTPError as exc:  # dropped, cut short, not HTTP: the cause says which
+            raise _sdk_error("APIConnectionError", self.url) from exc
         status, data = response.status, response.data
         content_type = response.headers.get("content-type", "")
         if status >= 400:
@@ -230,14 +232,15 @@ def _sdk_http() -> Any:
     return importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.partition(".")[0])
 
 
-def _sdk_error(name: str, url: str, cause: BaseException) -> Exception:
-    """A connection fault as the openai SDK raises it (its class, its request), so that it reads as before."""
+def _sdk_error(name: str, url: str) -> Exception:
+    """A connection fault as the openai SDK raises it (its class, its words, its request), so that it reads as
+    before; the transport's own error is its cause."""
     import openai
 
     request = _sdk_http().Request("POST", url)
     if name == "APITimeoutError":
         return openai.APITimeoutError(request=request)
-    return openai.APIConnectionError(message=f"Connection error: {cause}", request=request)
+    return openai.APIConnectionError(request=request)
 
 
 def _status_error(url: str, response: Any, data: bytes) -> Exception:
