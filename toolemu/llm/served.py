@@ -104,7 +104,6 @@ class DirectChat:
         timeout: float | None,
         max_tokens: int,
     ):
-
         parts = urlsplit(base_url)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.path = (parts.path.rstrip("/") or "") + "/chat/completions"
