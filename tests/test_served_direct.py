@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer, chat_body
+from test_run_scale import KeepAliveServer
 
 from toolemu.llm import LLMSettings, ModelHub, build_hub, system, user
 from toolemu.llm import providers as providers_mod
@@ -302,44 +303,19 @@ def test_only_plain_http_without_credentials_or_proxies_is_asked_directly(monkey
 def test_threads_share_one_kept_connection_each(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every role at one server shares one pool: 8 threads asking agent and evaluator in turn open at most 8
     connections, and reuse them."""
-    peers: set[tuple[str, int]] = set()
-    lock = threading.Lock()
+    with KeepAliveServer(latency_s=0.0) as server:
+        hub = _hub(server.base_url, True, monkeypatch)
+        barrier = threading.Barrier(8)
 
-    class Counting(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+        def work() -> None:
+            barrier.wait()
+            for i in range(10):
+                hub.model("agent" if i % 2 else "evaluator").complete([user(f"call {i}")])
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            with lock:
-                peers.add(self.client_address)
-            data = json.dumps(chat_body("ok")).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Counting)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    hub = _hub(f"http://127.0.0.1:{server.server_address[1]}/v1", True, monkeypatch)
-    barrier = threading.Barrier(8)
-
-    def work() -> None:
-        barrier.wait()
-        for i in range(10):
-            hub.model("agent" if i % 2 else "evaluator").complete([user(f"call {i}")])
-
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    try:
+        threads = [threading.Thread(target=work) for _ in range(8)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-    finally:
-        server.shutdown()
-        server.server_close()
     assert hub.tracker.total().calls == 80
-    assert 1 <= len(peers) <= 8, len(peers)
+    assert 1 <= server.connections <= 8, server.connections
