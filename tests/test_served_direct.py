@@ -303,7 +303,7 @@ def test_only_plain_http_without_credentials_or_proxies_is_asked_directly(monkey
 def test_threads_share_one_kept_connection_each(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every role at one server shares one pool: 8 threads asking agent and evaluator in turn open at most 8
     connections, and reuse them."""
-    with KeepAliveServer(latency_s=0.0) as server:
+    with KeepAliveServer(latency_s=0.05) as server:  # every thread in a call at once
         hub = _hub(server.base_url, True, monkeypatch)
         barrier = threading.Barrier(8)
 
