@@ -197,6 +197,7 @@ def test_reasoning_refusal_and_a_cut_off_reply_asked_again(monkeypatch: pytest.M
         ([(429, {"error": {"message": "slow down"}}, {"retry-after": "0"}), (200, chat_body("ok"))], "retried"),
         ([(500, {"error": {"message": "boom"}}), (200, chat_body("ok"))], "retried"),
         ([(200, {"id": "x", "object": "chat.completion"}), (200, chat_body("ok"))], "retried"),  # no choices
+        ([(200, chat_body("ok") | {"usage": {"prompt_tokens": "many"}}), (200, chat_body("ok"))], "retried"),
         ([(400, {"error": {"message": "bad field", "type": "invalid_request_error"}})], "BadRequestError"),
         ([(404, {"error": {"message": "no such model"}})], "NotFoundError"),
         ([(200, {"data": [1, 2], "object": "list"})], "not a completion"),

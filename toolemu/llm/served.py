@@ -17,6 +17,7 @@ everything else (OpenAI's own API, https gateways, proxies) keeps the SDK.
 from __future__ import annotations
 
 import json
+import math
 import urllib.request
 from functools import cache
 from typing import Any
@@ -24,6 +25,7 @@ from urllib.parse import urlsplit
 
 from toolemu.llm.messages import Message
 from toolemu.llm.protocol import COMPLETION_FIELDS, MalformedReply, NotAChatReply, describe_page
+from toolemu.secrets import clip
 from toolemu.version import __version__
 
 _AGENT = f"toolemu/{__version__}"
@@ -196,9 +198,20 @@ def _reply_of(reply: Any) -> dict[str, Any]:
         "reasoning": reasoning if isinstance(reasoning, str) else "",
         "refusal": message.get("refusal") or "",
         "finish": str(choice.get("finish_reason") or ""),
-        "input_tokens": int(usage.get("prompt_tokens") or 0) if isinstance(usage, dict) else 0,
-        "output_tokens": int(usage.get("completion_tokens") or 0) if isinstance(usage, dict) else 0,
+        "input_tokens": _count(usage, "prompt_tokens"),
+        "output_tokens": _count(usage, "completion_tokens"),
     }
+
+
+def _count(usage: Any, name: str) -> int:
+    """A token count of the reply's usage (0 when not given). One that is not a finite number is a broken reply,
+    retried (through LangChain its sum fails the same way); a count too large to be real is held by call_usage."""
+    value = usage.get(name) if isinstance(usage, dict) else None
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise MalformedReply(f"the reply's usage.{name} is not a number ({clip(repr(value), 40)})")
+    return int(value)
 
 
 @cache
