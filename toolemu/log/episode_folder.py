@@ -26,6 +26,9 @@ class EpisodeFolder:
         # written to it, and the next position is known without reading the whole file again (an MCP server adds
         # thousands of episodes, one per session).
         self._known: tuple[int, int] | None = None
+        # run.json as we last wrote or read it (inode, size, change times): while it is the same file, `meta` is what
+        # it holds and need not be parsed again before the next pair is added to it (it grows by one per episode).
+        self._meta_stamp: tuple[int, ...] | None = None
 
     @classmethod
     def open(cls, path: Path, config: RunConfig) -> EpisodeFolder:
@@ -72,6 +75,21 @@ class EpisodeFolder:
         except FileNotFoundError:
             return -1
 
+    def _run_file_stamp(self) -> tuple[int, ...] | None:
+        try:
+            st = (self.path / RUN_FILE).stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def _current_meta(self) -> RunMeta:
+        """run.json as it is now: another writer (a gate audit) may have added to it since we wrote it."""
+        stamp = self._run_file_stamp()
+        if stamp is None or stamp != self._meta_stamp:
+            self.meta = read_meta(self.path / RUN_FILE)
+            self._meta_stamp = stamp
+        return self.meta
+
     def _records(self) -> int:
         """How many records the file holds (its readable lines)."""
         if self._known is not None and self._known[1] == self._size():
@@ -81,11 +99,24 @@ class EpisodeFolder:
     def add(self, trajectory: Trajectory, models: dict[str, str]) -> int:
         """Append the episode, then note its pair and the models that played it in run.json. Returns its position
         among the file's records (what an evaluation of it names as eval_id)."""
+        position = self.append(trajectory)
+        self.note([(trajectory.case_name, trajectory.trial)], models)
+        return position
+
+    def append(self, trajectory: Trajectory) -> int:
+        """Append the episode's record alone (`note` then adds its pair to run.json); returns its position."""
         position = self._records()
         self.writer.append(trajectory)
         self._known = (position + 1, self._size())
-        meta = read_meta(self.path / RUN_FILE)  # as it is now: another writer (a gate audit) may have added to it
-        pairs = [*meta.expected_pairs, (trajectory.case_name, trajectory.trial)]
-        self.meta = meta.model_copy(update={"expected_pairs": pairs, "models": {**meta.models, **models}})
-        write_meta(self.path / RUN_FILE, self.meta)
         return position
+
+    def note(self, pairs: list[tuple[str, int]], models: dict[str, str]) -> None:
+        """Add the pairs of episodes appended, and the models that played them, to run.json: one rewrite for any
+        number of them (an MCP server notes every episode that ended while the last rewrite was being made)."""
+        meta = self._current_meta()
+        self.meta = meta.model_copy(
+            update={"expected_pairs": [*meta.expected_pairs, *pairs], "models": {**meta.models, **models}}
+        )
+        self._meta_stamp = None  # until written: a write cut short leaves the file as it was, or not there
+        write_meta(self.path / RUN_FILE, self.meta)
+        self._meta_stamp = self._run_file_stamp()

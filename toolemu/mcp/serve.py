@@ -41,12 +41,20 @@ from toolemu.llm import ModelHub
 from toolemu.llm.stops import ModelAccessDenied
 from toolemu.log import Trajectory
 from toolemu.log.episode_folder import EpisodeFolder
-from toolemu.log.layout import RUN_FILE
 from toolemu.log.lock import run_lock
 from toolemu.log.model import ModelDescription
 from toolemu.log.records import CLOSED_OUTPUT, STOPPED_OUTPUT
 from toolemu.mcp.episodes import ClientInfo, EpisodeSession
-from toolemu.mcp.server import EpisodeServer, NotRecorded, bind, is_loopback, serve_http, serve_stdio, url_of
+from toolemu.mcp.server import (
+    EpisodeServer,
+    NotRecorded,
+    bind,
+    is_loopback,
+    loop_options,
+    serve_http,
+    serve_stdio,
+    url_of,
+)
 from toolemu.mcp.tools import mcp_tools, prompts
 from toolemu.prompts.agent import policy_text
 from toolemu.secrets import register_secret_value
@@ -119,6 +127,13 @@ class SessionEpisodes:
         self._told = threading.Condition(self.lock)
         self._writing = 0  # records being written
         self._next: int | None = None
+        # run.json is rewritten whole for each pair it notes, so the pairs of episodes that end while it is being
+        # written are noted together by the next rewrite (a group commit): each session still answers only once its
+        # pair is in the file. Tickets count the records appended; `_noted` is the last one run.json holds.
+        self._noting = threading.Lock()  # one rewrite of run.json at a time
+        self._unnoted: list[tuple[tuple[str, int], dict[str, str]]] = []  # appended, waiting for run.json
+        self._appended = 0
+        self._noted = 0
 
     def open(self, client: ClientInfo) -> EpisodeSession:
         with self.lock:
@@ -152,6 +167,7 @@ class SessionEpisodes:
         """Add the episode to the folder; one that cannot be written (a full disk) is said at once, stops the server
         (`NotRecorded`, which the client is told) and fails the command at its end."""
         problem: InputError | None = None
+        appended, ticket = False, 0
         with self.lock:
             self._writing += 1
         try:
@@ -159,13 +175,17 @@ class SessionEpisodes:
             models = {role: d.model for role, d in trajectory.models.items()}
             with self.lock:
                 try:
-                    self.folder.add(trajectory, models)
+                    self.folder.append(trajectory)
                 except (InputError, OSError) as exc:
-                    problem = exc if isinstance(exc, InputError) else InputError.single(self.folder.path, str(exc))
-                    self.unwritten.append(problem)
-                appended = problem is None or problem.problems[0].file == str(self.folder.path / RUN_FILE)
-                if appended:  # run.json is written after the record: the record is there, its pair is not noted
+                    problem = self._unwritten(exc)
+                else:
+                    appended = True
                     self.recorded.append(trajectory)
+                    self._unnoted.append(((trajectory.case_name, trajectory.trial), models))
+                    self._appended += 1
+                    ticket = self._appended
+            if appended:
+                problem = self._note(ticket)
         finally:
             with self.lock:
                 self._writing -= 1
@@ -175,13 +195,39 @@ class SessionEpisodes:
             log.info("episode recorded: %s", where)
             return
         self.stop_seen.set()
-        if appended:
+        if appended:  # run.json is written after the record: the record is there, its pair is not noted
             log.error("episode recorded: %s, but %s; the server is stopping", where, problem)
             raise NotRecorded(
                 f"this episode was recorded, but the run folder was not ({problem}); the server is stopping"
             )
         log.error("episode NOT recorded: %s: %s; the server is stopping", where, problem)
         raise NotRecorded(f"this episode could not be recorded ({problem}); the server is stopping")
+
+    def _note(self, ticket: int) -> InputError | None:
+        """Have run.json hold the pair of the record appended as `ticket`: noted by a rewrite made meanwhile, or by
+        this one, which notes every pair waiting. A rewrite that fails leaves them waiting for the next."""
+        with self._noting:
+            if self._noted >= ticket:
+                return None
+            with self.lock:
+                waiting, self._unnoted, upto = self._unnoted, [], self._appended
+            models: dict[str, str] = {}
+            for _, played in waiting:
+                models.update(played)
+            try:
+                self.folder.note([pair for pair, _ in waiting], models)
+            except (InputError, OSError) as exc:
+                with self.lock:
+                    self._unnoted[:0] = waiting
+                    return self._unwritten(exc)
+            self._noted = upto
+            return None
+
+    def _unwritten(self, exc: InputError | OSError) -> InputError:
+        """(Under the lock.) The problem of a record or of a rewrite of run.json that failed, kept for the end."""
+        problem = exc if isinstance(exc, InputError) else InputError.single(self.folder.path, str(exc))
+        self.unwritten.append(problem)
+        return problem
 
     def _stop(self, exc: BaseException) -> None:
         with self.lock:
@@ -280,7 +326,8 @@ def serve(
                 where = f"{http[0]}:{http[1]}"
                 raise InputError.single("command line", f"cannot listen on {where}: {exc}", field="--http") from None
             token = token or new_token()
-        anyio.run(_main, EpisodeServer(source), source, result, sock, token, announce)
+        server = EpisodeServer(source)
+        anyio.run(_main, server, source, result, sock, token, announce, backend_options=loop_options())
         source.settle()  # a call in flight at a forced stop records its episode when it returns
         result.episodes = list(source.recorded)
         result.stopped_episodes = sum(t.status == "stopped" for t in source.recorded)
