@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -641,3 +642,52 @@ def test_a_full_disk_when_the_stop_records_the_sessions_exits_2_not_143(small_di
 
 if sys.platform != "linux":  # signals, tmpfs and rlimits as Linux has them
     pytestmark = pytest.mark.skip("Linux only")
+
+
+def _raw_session(url: str, token: str) -> dict[str, str]:
+    """A session opened with raw JSON-RPC: the headers its requests carry."""
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    headers = {**accept, "Authorization": f"Bearer {token}"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
+    opened = httpx.post(url, json=hello, headers=headers, timeout=60)
+    assert opened.status_code == 200, opened.text
+    headers = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=60)
+    return headers
+
+
+def test_a_request_just_after_the_last_answer_of_a_stop_is_still_served(tmp_path: Path) -> None:
+    """The `mcp` SDK's client lists the tools right after a call's answer, to check the result against the tool's
+    schema. A stop closed the sessions as soon as the last answer was out, so that request met a session being
+    closed: a 500 that failed the client's whole session (or, with event streams, a stream that ended without an
+    answer, which the client waited on). The stop now serves a session's requests until none has come for
+    `QUIET_S`; one that comes after is answered 404 with a JSON-RPC error, as a request of an ended session."""
+    dump = tmp_path / "served"
+    with http_server(dump, latency=LATENCY) as (url, token, process):
+        headers = _raw_session(url, token)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+        call["params"] = {"name": "PostboxMailSearchEmails", "arguments": {"query": "in flight"}}
+        with httpx.Client(headers=headers, timeout=60) as client:
+
+            def signal_later() -> None:
+                time.sleep(IN_FLIGHT_S)
+                process.send_signal(signal.SIGTERM)
+
+            threading.Thread(target=signal_later, daemon=True).start()
+            answered = client.post(url, json=call)
+            time.sleep(0.05)  # the SDK's client is faster; a loaded machine slower
+            listed = client.post(url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+            time.sleep(1.0)  # well past the quiet time: the session is closed or closing
+            late = None
+            with contextlib.suppress(httpx.TransportError):  # or the server has already gone
+                late = client.post(url, json={"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
+        rc, err = finish(process)
+    assert rc == 143, err
+    assert answered.status_code == 200 and "result" in answered.json(), answered.text
+    assert listed.status_code == 200, (listed.status_code, listed.text)
+    assert any(t["name"] == "PostboxMailSearchEmails" for t in listed.json()["result"]["tools"])
+    if late is not None:
+        assert late.status_code == 404, (late.status_code, late.text)
+        assert late.json()["id"] == 4 and "stopping" in late.json()["error"]["message"]
+    (record,) = recorded(dump)
+    assert is_stopped(record) and outputs(record["steps"]) == [answered.json()["result"]["content"][0]["text"]]

@@ -57,6 +57,10 @@ UNKNOWN_CLIENT = "unknown"
 DELIVERY_WAIT_S = 5.0  # once the calls in flight are done, how long a stop waits for their answers to go out
 CUT_WAIT_S = 1.0  # the same, for the answers saying a call was cut (a forced stop)
 STOPPING_TEXT = "The server is stopping: no new calls. This episode is recorded as it stands."
+# Once nothing is left to answer, how long a stop still serves what a session sends next before closing it: the
+# `mcp` SDK's client lists the tools right after a call's answer (to check the result against the tool's schema),
+# and a session closed under that request failed its client's whole session, not just the request.
+QUIET_S = 0.25
 CUT_TEXT = (
     "The server stopped before this call's result: the call is not part of the episode, which is recorded without it."
 )
@@ -281,7 +285,16 @@ class EpisodeServer(Server[Any, Any]):
             for waiting in list(self._waiting):
                 waiting.cancel()
         with anyio.move_on_after(CUT_WAIT_S if done() else DELIVERY_WAIT_S):
-            while self._waiting or self.answers_due or (answers is not None and answers()):
+            quiet_since: float | None = None
+            while True:
+                if self._waiting or self.answers_due or (answers is not None and answers()):
+                    quiet_since = None
+                elif done():
+                    break
+                elif quiet_since is None:
+                    quiet_since = anyio.current_time()
+                elif anyio.current_time() - quiet_since >= QUIET_S:
+                    break
                 await anyio.sleep(0.02)
 
     async def close_sessions(self) -> None:
@@ -519,6 +532,9 @@ class HttpFront:
         self.expected = f"Bearer {token}".encode()
         self.security = TransportSecurityMiddleware(security)
         self.stopping = False  # no new session
+        # The sessions are being closed: a request of one is answered as the protocol answers a request of a session
+        # that has ended (404, which the SDK's client turns into an error of that request alone).
+        self.closing = False
         self.posts = 0  # requests open (the answer to a call goes out on the request's own stream)
         self._open: set[anyio.CancelScope] = set()
 
@@ -546,9 +562,11 @@ class HttpFront:
                 _refused(message, "HTTP")
                 await _respond(send, _http_status(message), message.error() if message.answer else None)
                 return
-            if self.stopping and not any(k == b"mcp-session-id" for k, _ in scope["headers"]):
-                error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": STOPPING_TEXT}}
-                await _respond(send, 503, error)
+            in_session = any(k == b"mcp-session-id" for k, _ in scope["headers"])
+            if (self.stopping and not in_session) or self.closing:
+                request_id = getattr(message.root, "id", None)
+                error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": STOPPING_TEXT}}
+                await _respond(send, 404 if in_session else 503, error)
                 return
             receive = _replayed(body or b"", receive)
             self.posts += 1
@@ -695,6 +713,7 @@ async def serve_http(
         front.stopping = True
         server.stop()
         await server.drain(force, lambda: front.posts)
+        front.closing = True
         await server.close_sessions()
         front.close()
         web.should_exit = True
