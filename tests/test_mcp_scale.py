@@ -8,6 +8,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -21,7 +22,7 @@ from toolemu.llm import LLMSettings, build_hub
 from toolemu.log import episode_folder as folder_mod
 from toolemu.log.episode_folder import EpisodeFolder
 from toolemu.log.layout import RUN_FILE
-from toolemu.log.meta import read_meta, write_meta
+from toolemu.log.meta import RunMeta, read_meta, write_meta
 from toolemu.mcp.episodes import ClientInfo
 from toolemu.mcp.serve import SessionEpisodes, serve_target, served
 from toolemu.mcp.server import NotRecorded, loop_options
@@ -41,7 +42,7 @@ def _source(folder_path: Path) -> SessionEpisodes:
     return SessionEpisodes(builder, case, case_idx, folder, final_tool=True)
 
 
-def _wait_for(condition, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(condition: Callable[[], bool], timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"
@@ -61,7 +62,7 @@ def test_sessions_that_end_while_run_json_is_written_are_noted_by_one_rewrite(
     writing, release = threading.Event(), threading.Event()
     original = folder_mod.write_meta
 
-    def slow_write(path: Path, meta) -> None:  # type: ignore[no-untyped-def]
+    def slow_write(path: Path, meta: RunMeta) -> None:
         writes.append(len(meta.expected_pairs))
         if len(writes) == 1:
             writing.set()
@@ -106,7 +107,7 @@ def test_a_failed_rewrite_of_run_json_is_said_and_its_pairs_are_noted_by_the_nex
     original = folder_mod.write_meta
     calls: list[int] = []
 
-    def full_once(path: Path, meta) -> None:  # type: ignore[no-untyped-def]
+    def full_once(path: Path, meta: RunMeta) -> None:
         calls.append(len(meta.expected_pairs))
         if len(calls) == 1:
             raise OSError(28, "No space left on device")

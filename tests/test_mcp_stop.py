@@ -35,6 +35,8 @@ from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 from mcp_agent_helpers import CASE, TOOLEMU, announced, judge_and_report, records
+from test_mcp_edges import ACCEPT, initialize
+from test_mcp_edges import HELLO as EDGE_HELLO
 
 STOPPED = "Agent stopped: the server stopped before a final answer"
 LATENCY = "3"  # seconds per model call: long enough to be mid-call when a signal comes
@@ -645,13 +647,11 @@ if sys.platform != "linux":  # signals, tmpfs and rlimits as Linux has them
 
 
 def _raw_session(url: str, token: str) -> dict[str, str]:
-    """A session opened with raw JSON-RPC: the headers its requests carry."""
-    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    headers = {**accept, "Authorization": f"Bearer {token}"}
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
-    opened = httpx.post(url, json=hello, headers=headers, timeout=60)
+    """A session opened with raw JSON-RPC (test_mcp_edges' helpers): the headers its requests carry."""
+    opened = initialize(url, token)
     assert opened.status_code == 200, opened.text
-    headers = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    headers = {**ACCEPT, "Authorization": f"Bearer {token}", "mcp-session-id": opened.headers["mcp-session-id"]}
+    headers["mcp-protocol-version"] = EDGE_HELLO["protocolVersion"]
     httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=60)
     return headers
 
