@@ -12,6 +12,7 @@ one behaviour for how work is handed out, how it stops and how results reach dis
   signal stops waiting), and the caller says what was not run and exits 130 or 143.
 - Nothing is lost and nothing is reported twice: every item is either recorded or listed in `not_run`, in the
   order the items were given.
+- While it runs, the garbage collector walks less and the GIL changes hands less (toolemu.pool_interpreter).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from toolemu.errors import Terminated, note_sigterm
 from toolemu.llm.stops import StopRun
+from toolemu.pool_interpreter import pool_interpreter
 from toolemu.progress import progress_bar
 
 T = TypeVar("T")
@@ -161,7 +163,7 @@ def run_pool(
 
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=label)
     try:
-        with stop_on_signals(stop, outcome):
+        with stop_on_signals(stop, outcome), pool_interpreter():
             try:
                 while pending or running:
                     while pending and len(running) < QUEUED_PER_WORKER * workers and not stop.is_set():
