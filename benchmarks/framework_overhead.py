@@ -21,6 +21,10 @@ the machine's cores with the run.
 Run: python benchmarks/framework_overhead.py [--latency 0.1] [--workers 1 2 4 8 16] [--repeats 3]
      python benchmarks/framework_overhead.py --latency 1 --workers 64 128 256
      python benchmarks/framework_overhead.py --served --latency 1 --workers 256 512 1024
+     python benchmarks/framework_overhead.py --cli --latency 1 --workers 1024
+
+`--cli` runs `toolemu run -bs N --no-evaluate` itself, in its own process, against the double: the rate is over
+the double's window, from its first request to its last answer; its CPU per call includes the command's start.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from typing import Any
 
 from toolemu.llm import LLMSettings, build_hub
 from toolemu.llm.dryrun import DRY_RUN_MODEL
+from toolemu.log import FINISHED, TRAJECTORIES
+from toolemu.log.read import parse_trajectory
 from toolemu.paths import DEFAULT_CASES, DEFAULT_TOOLKITS
 from toolemu.runner import RunConfig, run_cases
 from toolemu.specs import load_benchmark
@@ -67,6 +73,8 @@ class DoubleProtocol(asyncio.Protocol):
 
     connections = 0
     requests = 0
+    first_request = 0.0  # wall-clock time (time.time(): comparable across processes) of the first chat request
+    last_answer = 0.0  # and of the last answer sent
 
     def __init__(self, latency: float):
         self.latency = latency
@@ -94,8 +102,10 @@ class DoubleProtocol(asyncio.Protocol):
                 return
             body, self.buffer = self.buffer[head_end + 4 : end], self.buffer[end:]
             DoubleProtocol.requests += 1
-            status, payload = self.answer(head.split(" ", 2)[1], body)
-            asyncio.get_running_loop().call_later(self.latency, self.send, status, payload)
+            path = head.split(" ", 2)[1]
+            status, payload = self.answer(path, body)
+            chat = not path.rstrip("/").endswith("/stats")
+            asyncio.get_running_loop().call_later(self.latency, self.send, status, payload, chat)
 
     def answer(self, path: str, body: bytes) -> tuple[str, bytes]:
         if path.rstrip("/").endswith("/stats"):
@@ -103,10 +113,14 @@ class DoubleProtocol(asyncio.Protocol):
                 "connections": DoubleProtocol.connections,
                 "requests": DoubleProtocol.requests,
                 "cpu_s": time.process_time(),
+                "first_request": DoubleProtocol.first_request,
+                "last_answer": DoubleProtocol.last_answer,
             }
+            DoubleProtocol.first_request = 0.0  # the next window starts at the next request
             return "200 OK", json.dumps(stats).encode()
         from toolemu.llm.dryrun import _responder, example_from_schema
 
+        DoubleProtocol.first_request = DoubleProtocol.first_request or time.time()
         request = json.loads(body)
         messages = request["messages"]
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
@@ -140,11 +154,13 @@ class DoubleProtocol(asyncio.Protocol):
         reply["usage"]["total_tokens"] = reply["usage"]["prompt_tokens"] + reply["usage"]["completion_tokens"]
         return "200 OK", json.dumps(reply).encode()
 
-    def send(self, status: str, payload: bytes) -> None:
+    def send(self, status: str, payload: bytes, chat: bool) -> None:
         if self.transport.is_closing():
             return
         head = f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
         self.transport.write(head.encode() + payload)
+        if chat:
+            DoubleProtocol.last_answer = time.time()
 
 
 def serve_double(latency: float) -> None:
@@ -207,6 +223,37 @@ def measure(
     return out
 
 
+def measure_cli(workers: int, cases: int, trials: int, double: Double) -> dict[str, float]:
+    """`toolemu run -bs WORKERS` as a user runs it (its own process, no evaluation) against the double: calls per
+    second over the double's window, from its first request to its last answer (the records' times are whole
+    seconds). `wall_s` is the whole command, its start and summary included."""
+    toolemu = Path(sys.executable).with_name("toolemu")
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [str(toolemu), "run", "--model", "openai:double", "--base-url", double.base_url]
+        command += ["--api-key-env", "DOUBLE_KEY", "--agent-format", "tools", "--cache", "off", "-bs", str(workers)]
+        command += ["--trunc-num", str(cases), "--num-trials", str(trials), "--no-progress", "--no-evaluate"]
+        command += ["--auto", "--dump-dir", tmp]
+        before = double.stats()
+        c0, t0 = _children_cpu(), time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True, env=dict(os.environ, DOUBLE_KEY="double"))
+        wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
+        after = double.stats()
+        with open(Path(tmp) / TRAJECTORIES, encoding="utf-8") as file:
+            records = [parse_trajectory(json.loads(line), i) for i, line in enumerate(file)]
+        finished = sum(record.status in FINISHED for record in records)
+    calls = after["requests"] - before["requests"] - 1  # less the stats request itself
+    window = after["last_answer"] - after["first_request"]
+    out = {"calls_per_s": calls / window, "calls": calls, "cpu_ms_per_call": 1000 * cpu / calls}
+    out.update(window_s=window, wall_s=wall, finished=finished)
+    out["double_cpu_ms_per_call"] = 1000 * (after["cpu_s"] - before["cpu_s"]) / calls
+    return out
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the double is not counted: it has not ended
+    return usage.ru_utime + usage.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.1)
@@ -215,6 +262,7 @@ def main() -> None:
     parser.add_argument("--calls-per-worker", type=int, default=30)
     parser.add_argument("--cap-at-cases", action="store_true", help="at most one trial per case (the old shape)")
     parser.add_argument("--served", action="store_true", help="a loopback served-model double instead of the mock")
+    parser.add_argument("--cli", action="store_true", help="`toolemu run` in its own process against the double")
     parser.add_argument("--serve-double", action="store_true", help=argparse.SUPPRESS)  # the double's own process
     args = parser.parse_args()
     if args.serve_double:
@@ -222,13 +270,16 @@ def main() -> None:
         return
     logging.getLogger("toolemu").setLevel(logging.ERROR)
     bench = load_benchmark([DEFAULT_TOOLKITS, DEFAULT_CASES])
-    double = Double(args.latency) if args.served else None
+    double = Double(args.latency) if args.served or args.cli else None
     load_before = os.getloadavg()
     rows = []
     try:
         for workers in args.workers:
             cases, trials = selection(len(bench.cases), workers, args.calls_per_worker, args.cap_at_cases)
-            runs = [measure(bench, workers, args.latency, cases, trials, double) for _ in range(args.repeats)]
+            if args.cli:
+                runs = [measure_cli(workers, cases, trials, double) for _ in range(args.repeats)]  # type: ignore[arg-type]
+            else:
+                runs = [measure(bench, workers, args.latency, cases, trials, double) for _ in range(args.repeats)]
             rate = statistics.median(r["calls_per_s"] for r in runs)
             ideal = workers / args.latency
             row: dict[str, Any] = {
@@ -241,8 +292,13 @@ def main() -> None:
                 "cpu_ms_per_call_median": round(statistics.median(r["cpu_ms_per_call"] for r in runs), 3),
                 "calls_per_episode": round(statistics.median(r["calls"] for r in runs) / (cases * trials), 2),
             }
-            if double is not None:
+            if args.cli:
+                row["window_s"] = [round(r["window_s"], 2) for r in runs]
+                row["command_wall_s"] = [round(r["wall_s"], 2) for r in runs]
+                row["finished_episodes"] = [r["finished"] for r in runs]
+            elif double is not None:
                 row["connections"] = [r["connections"] for r in runs]
+            if double is not None:
                 row["double_cpu_ms_per_call_median"] = round(
                     statistics.median(r["double_cpu_ms_per_call"] for r in runs), 3
                 )
@@ -253,6 +309,7 @@ def main() -> None:
     out = {
         "latency_s": args.latency,
         "served": args.served,
+        "cli": args.cli,
         "repeats": args.repeats,
         "load_before": load_before,
         "load_after": os.getloadavg(),
