@@ -229,6 +229,34 @@ def test_any_user_like_object_can_answer_and_its_tools_are_checked(tmp_path) -> 
     assert refused.by_user and refused.invalid_call and "not one of the user's tools" in refused.observation
 
 
+class UserWithAList:
+    """A user whose action's arguments are JSON but no object (a list), on its own tool."""
+
+    def answer(self, question: str, view: UserView) -> UserReply:
+        view.act("PhoneApprove", ["r1"], "")
+        return UserReply(reply="Done.")
+
+
+def test_a_user_action_whose_arguments_are_no_object_is_recorded_as_sent_and_refused(tmp_path) -> None:
+    from toolemu.episode import EpisodeBuilder, EpisodeSpec, PendingCall
+    from toolemu.log import ToolCall
+
+    bench = user_bench(tmp_path, **{"User Toolkits": ["PhoneApp"]})
+    emulator_chat = ScriptedChatModel(replies=[EMULATED])
+    spec = EpisodeSpec(elements=(UserSpec(max_user_turns=2),))
+    builder = EpisodeBuilder(hub_of(emulator=emulator_chat), spec, bench, user=UserWithAList())
+    state = builder.start(bench.cases[0], 0, 0, agent=UserWithAList()).state  # type: ignore[arg-type]
+    call = PendingCall(ToolCall("AskUser", {"question": "Approve it?"}))
+    for element in builder.elements:
+        element.process(call, state)
+    assert call.user_reply.reply == "Done." and emulator_chat.calls == []  # refused, never emulated
+    [refused] = state.steps
+    assert refused.by_user and refused.invalid_call and refused.tool == "PhoneApprove"
+    assert json.loads(refused.tool_input) == ["r1"]  # what the user sent, not {}
+    assert "expected the arguments as a JSON object" in refused.observation
+    assert refused.call.parse_error is not None
+
+
 def test_judges_are_told_about_user_replies_only_when_there_are_some(tmp_path) -> None:
     from toolemu.prompts.evaluator import USER_TURNS
     from toolemu.scorers import ScoringContext, get_scorer

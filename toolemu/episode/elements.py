@@ -124,14 +124,19 @@ class AskUserElement:
         call.user_reply, call.observation = reply, reply_observation(reply)
 
     def _act(self, state: EpisodeState, tool: str, tool_input: Any, thought: str) -> str:
-        """One action of the user's on its own toolkits: emulated, and recorded as a step by the user."""
-        if any(tool == kit.tool_full_name(t) for kit in state.user_kits for t in kit.tools):
+        """One action of the user's on its own toolkits: emulated, and recorded as a step by the user. Arguments
+        that are no JSON object are recorded as their text and refused, as an agent's call would be."""
+        call = PendingCall(ToolCall.of((tool, {} if tool_input is None else tool_input)), actor="user")
+        if call.call.parse_error is not None:
+            emu = Emulation(invalid_request(call.call.parse_error), invalid_call=True)
+        elif any(tool == kit.tool_full_name(t) for kit in state.user_kits for t in kit.tools):
             world = [*state.user_kits, *state.kits]  # the emulator knows the whole world, the agent's side too
-            emu = self.emulator.emulate(state.case, world, state.steps, tool, tool_input, state.salt, by_user=True)
+            emu = self.emulator.emulate(
+                state.case, world, state.steps, tool, call.call.arguments, state.salt, by_user=True
+            )
         else:  # a user (a person, in a play mode) may name anything: only its own tools run
             emu = Emulation(invalid_request(f"'{tool}' is not one of the user's tools"), invalid_call=True)
         state.add_usage("emulator", emu.usage)
-        call = PendingCall(ToolCall(tool, tool_input if isinstance(tool_input, dict) else {}), actor="user")
         call.emulation, call.observation = emu, emu.observation
         state.steps.append(step_of(len(state.steps), AgentTurn(thought), call, first=False))
         return emu.observation
